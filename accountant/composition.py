@@ -1,0 +1,172 @@
+"""Composition of guarantees: exact closed forms, the central limit theorem, and baselines."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import numpy as np
+
+from ._numeric import log_binomial_pmf
+from .conversions import to_rdp
+from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from .tradeoff import FiniteLossTradeoff, ProfileTradeoff
+
+Method = Literal["exact", "clt", "basic", "advanced", "rdp"]
+
+#: Largest support of an exact composition of (eps, delta) guarantees before we refuse.
+MAX_EXACT_SUPPORT = 2_000_000
+
+#: Berry-Esseen constant used by Dong, Roth & Su (Thm 3.5).
+BERRY_ESSEEN_C = 0.56
+
+
+def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guarantee:
+    """Guarantee of the adaptive composition of mechanisms with the given guarantees.
+
+    method:
+      - ``"exact"``: closed forms — GDP adds mu^2 (DRS Cor. 3.3), zCDP adds rho, RDP adds per order,
+        pure and approximate DP compose exactly to the product of their randomized-response pairs
+        (Kairouz, Oh & Viswanath 2015; heterogeneous eps by grouping equal values).
+      - ``"clt"``: the Gaussian limit of Dong, Roth & Su (Thm 3.5), a ``CLTGDP`` carrying its
+        Berry-Esseen error; an approximation, not a bound.
+      - ``"basic"``: (sum eps, sum delta) — a baseline.
+      - ``"advanced"``: Dwork, Rothblum & Vadhan (2010; Dwork & Roth Thm 3.20), as a privacy
+        profile over all eps. A baseline.
+      - ``"rdp"``: convert each guarantee to RDP, add, convert back (Mironov 2017; CKS 2020).
+    """
+    gs = list(guarantees)
+    if not gs:
+        raise ValueError("guarantees must contain at least one guarantee")
+    for g in gs:
+        if not isinstance(g, Guarantee):
+            raise TypeError(f"guarantees must be accountant guarantees, got {type(g).__name__}")
+    if method == "exact":
+        return _compose_exact(gs)
+    if method == "clt":
+        return compose_clt(gs)
+    if method == "basic":
+        return compose_basic(gs)
+    if method == "advanced":
+        return compose_advanced(gs)
+    if method == "rdp":
+        return compose_rdp([to_rdp(g) for g in gs])
+    raise ValueError(f"method must be one of exact, clt, basic, advanced, rdp; got {method!r}")
+
+
+def _compose_exact(gs: list[Guarantee]) -> Guarantee:
+    kinds = {type(g) for g in gs}
+    if kinds <= {GDP}:
+        return GDP(math.sqrt(math.fsum(g.mu ** 2 for g in gs if isinstance(g, GDP))))
+    if kinds <= {ZCDP}:
+        return ZCDP(math.fsum(g.rho for g in gs if isinstance(g, ZCDP)))
+    if kinds <= {RDP, ZCDP}:
+        return compose_rdp([to_rdp(g) for g in gs])
+    if kinds <= {PureDP, ApproxDP}:
+        return compose_approx_dp_exact(gs)
+    names = ", ".join(sorted(k.__name__ for k in kinds))
+    raise ValueError(
+        f"no exact closed form composes {names}; convert explicitly, or use method='clt' "
+        "(approximate) or method='rdp' (an upper bound)")
+
+
+def _eps_delta(g: Guarantee) -> tuple[float, float]:
+    if isinstance(g, PureDP):
+        return g.eps, 0.0
+    if isinstance(g, ApproxDP):
+        return g.eps, g.delta_
+    raise TypeError(f"this composition needs PureDP or ApproxDP guarantees, got {type(g).__name__};"
+                    " convert with g.to_approx_dp(delta) first")
+
+
+def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
+    """Exact composition of (eps_i, delta_i)-DP guarantees (Kairouz, Oh & Viswanath 2015).
+
+    Each f_{eps,delta} is the trade-off of a randomized-response pair with an atom of mass delta at
+    infinite loss; the composed curve is that of the product pair. Equal eps values are grouped, so
+    a group of k copies contributes a binomial on {k eps, (k-2) eps, ..., -k eps}.
+    """
+    pairs = [_eps_delta(g) for g in gs]
+    log_no_atom = math.fsum(math.log1p(-d) for _, d in pairs)
+    losses = np.zeros(1)
+    log_q = np.zeros(1)
+    for eps, k in sorted(Counter(e for e, _ in pairs).items()):
+        if eps == 0.0:
+            continue
+        if losses.size * (k + 1) > MAX_EXACT_SUPPORT:
+            raise ValueError("exact composition would need more than "
+                             f"{MAX_EXACT_SUPPORT} loss values; use method='pld' or 'clt'")
+        log_w = -math.log1p(math.exp(-eps))  # log e^eps/(1+e^eps)
+        log_1mw = -math.log1p(math.exp(eps))
+        group_loss = eps * (k - 2.0 * np.arange(k + 1))
+        group_log_q = log_binomial_pmf(k, log_w, log_1mw)
+        losses = (losses[:, None] + group_loss[None, :]).ravel()
+        log_q = (log_q[:, None] + group_log_q[None, :]).ravel()
+    q = np.exp(log_q + log_no_atom)
+    atom = -math.expm1(log_no_atom)
+    return FDP(FiniteLossTradeoff.from_losses(losses, q / q.sum() * (1 - atom), q_inf=atom,
+                                              p_ninf=atom))
+
+
+def compose_rdp(rdps: Sequence[RDP]) -> RDP:
+    """RDP composes additively at each order (Mironov 2017, Prop. 1)."""
+    tabulated = [r for r in rdps if r.curve is None]
+    if not tabulated:
+        curves = list(rdps)
+        return RDP.from_curve(lambda a: math.fsum(r.at(a) for r in curves))
+    common = set(tabulated[0].orders)
+    for r in tabulated[1:]:
+        common &= set(r.orders)
+    if not common:
+        raise ValueError("the tabulated RDP guarantees share no order; tabulate them at common orders")
+    orders = tuple(sorted(common))
+    return RDP(orders=orders, epsilons=tuple(math.fsum(r.at(a) for r in rdps) for a in orders))
+
+
+def compose_clt(gs: Sequence[Guarantee]) -> CLTGDP:
+    """Gaussian approximation of a composition (Dong, Roth & Su 2022, Thm 3.5; seed 004):
+
+    mu = 2 sum kl_i / sqrt(sum (kappa2_i - kl_i^2)),
+    gamma = 0.56 sum kappa3_i / (sum (kappa2_i - kl_i^2))^{3/2},
+    and G_mu(a + gamma) - gamma <= f_1 x ... x f_n (a) <= G_mu(a - gamma) + gamma.
+    """
+    moments = [g.tradeoff.loss_moments() for g in gs]
+    kl = math.fsum(m.kl for m in moments)
+    var = math.fsum(m.kappa2 - m.kl ** 2 for m in moments)
+    if not var > 0.0 or not kl > 0.0:
+        raise ValueError("the CLT needs a privacy loss with positive mean and variance")
+    k3 = math.fsum(m.kappa3 for m in moments)
+    return CLTGDP(2.0 * kl / math.sqrt(var), gamma=BERRY_ESSEEN_C * k3 / var ** 1.5)
+
+
+def compose_basic(gs: Sequence[Guarantee]) -> ApproxDP:
+    """Basic composition: (sum eps_i, sum delta_i)-DP (Dwork & Roth Thm 3.16). A baseline."""
+    pairs = [_eps_delta(g) for g in gs]
+    return ApproxDP(math.fsum(e for e, _ in pairs), min(math.fsum(d for _, d in pairs),
+                                                        math.nextafter(1.0, 0.0)))
+
+
+def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callable[[float], float]:
+    """delta(eps') of advanced composition (Dwork, Rothblum & Vadhan 2010, heterogeneous form):
+    eps' = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1), delta = delta' + sum delta_i,
+    and basic composition where it is better."""
+    s1 = math.fsum(e * math.expm1(e) for e, _ in pairs)
+    s2 = math.fsum(e * e for e, _ in pairs)
+    total_eps = math.fsum(e for e, _ in pairs)
+    total_delta = math.fsum(d for _, d in pairs)
+
+    def delta(eps: float) -> float:
+        if eps >= total_eps:
+            return min(1.0, total_delta)
+        if eps <= s1 or s2 == 0.0:
+            return 1.0
+        return min(1.0, total_delta + math.exp(-((eps - s1) ** 2) / (2.0 * s2)))
+
+    return delta
+
+
+def compose_advanced(gs: Sequence[Guarantee]) -> FDP:
+    """The advanced composition theorem as an f-DP guarantee built from its profile. A baseline."""
+    return FDP(ProfileTradeoff(advanced_composition_profile([_eps_delta(g) for g in gs])))

@@ -1,0 +1,1 @@
+"""dpcert mechanisms: declared queries with symbolic sensitivity, guarantees and samplers."""

@@ -1,0 +1,1 @@
+"""dpcert verify: white-box certification, black-box audits and the ``dpcert`` command."""
