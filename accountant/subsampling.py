@@ -1,0 +1,116 @@
+"""Privacy amplification by subsampling, on dominating pairs.
+
+If (P, Q) dominates a mechanism, the subsampled mechanism with rate r is dominated by the pair
+(P, (1-r)P + rQ) in one direction and ((1-r)P + rQ, P) in the other:
+- Poisson subsampling with add/remove adjacency (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang
+  2022, Thm 11): "remove" is (P, mix) and "add" is (mix, P);
+- sampling without replacement (m of n, r = m/n) with replace-one adjacency (Dong, Roth & Su
+  2022, Thm 4.2: C_r(f) = min{f_r, f_r^{-1}}** with f_r = r f + (1-r) Id, the two curves being
+  these two pairs), where (P, Q) must dominate the base mechanism under replace-one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+
+from ._numeric import FloatArray, check_real
+from ._pldgrid import EPS_MACH
+from .guarantees import GDP, Guarantee
+from .pld import (
+    PLD,
+    PairSource,
+    _FiniteDirection,
+    _GaussianDirection,
+    _LaplaceDirection,
+    _mixture_log,
+    pld_from_guarantee,
+    subsampled_gaussian_source,
+    tradeoff_source,
+)
+from .tradeoff import LaplaceTradeoff
+
+Scheme = Literal["poisson", "without_replacement"]
+
+
+def subsample(mechanism: Guarantee, rate: float, scheme: Scheme = "poisson") -> PLD:
+    """The PLD of a mechanism run on a random subsample of the data.
+
+    ``mechanism`` is a guarantee (GDP, PureDP, ApproxDP, FDP, ...) or a single-mechanism PLD;
+    ``rate`` is the sampling probability q (Poisson) or m/n (without replacement). The result
+    composes with ``compose([...] * T)`` and its ``epsilon(delta)`` is a sound upper bound, with
+    ``epsilon_bracket`` for the lower bound. A Gaussian (GDP) keeps its exact mixture tails.
+    """
+    if not isinstance(mechanism, Guarantee):
+        raise TypeError(f"mechanism must be an accountant guarantee, got {type(mechanism).__name__}")
+    r = check_real("rate", rate, low=0.0, high=1.0, low_open=True)
+    if scheme not in ("poisson", "without_replacement"):
+        raise ValueError(f"scheme must be 'poisson' or 'without_replacement', got {scheme!r}")
+    pld = pld_from_guarantee(mechanism)
+    if len(pld.factors) != 1 or pld.factors[0][1] != 1:
+        raise ValueError("subsample a single mechanism (a PLD of one mechanism, count 1); "
+                         "subsample first, then compose")
+    source = pld.factors[0][0]
+    return PLD.from_source(subsample_source(source, r, scheme), tol=pld.tol)
+
+
+def subsample_source(source: PairSource, rate: float, scheme: Scheme = "poisson") -> PairSource:
+    """Subsampled dominating pairs of a mechanism (see the module docstring)."""
+    if rate == 1.0:
+        return source
+    if not source.symmetric:
+        raise ValueError("subsampling needs a mechanism with one dominating pair for both "
+                         "directions (e.g. a guarantee); this source is asymmetric")
+    base = source.remove
+    name = f"subsampled[{scheme}]"
+    if isinstance(base, _GaussianDirection):
+        s = subsampled_gaussian_source(base.mu, rate)
+        return PairSource(name, ("gaussian", base.mu, rate), s.remove, s.add)
+    if isinstance(base, _LaplaceDirection):
+        base = tradeoff_source(LaplaceTradeoff(base.eps)).remove
+    if not isinstance(base, _FiniteDirection):
+        raise TypeError(f"cannot subsample a pair of type {type(base).__name__}")
+    rem, add = _mix_finite(base, rate)
+    return PairSource(name, (source.name, source.params, rate), rem, add)
+
+
+def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _FiniteDirection]:
+    """Remove (P, (1-r)P + rQ) and add ((1-r)P + rQ, P) for a finite pair with Q-masses q at
+    losses l (P-mass q e^{-l}), Q-mass at +inf and the rest of P at -inf; both atom sets."""
+    sets = []
+    for losses, q, inf in base.proper_pairs():
+        p = q * np.exp(-losses)
+        p_ninf = max(0.0, 1.0 - float(p.sum()))
+        sets.append((losses, q, p, inf, p_ninf))
+    log1m = math.log1p(-r)
+
+    def remove(losses: FloatArray, q: FloatArray, p: FloatArray, inf: float,
+               p_ninf: float) -> tuple[FloatArray, FloatArray, float]:
+        lo = np.concatenate([_mixture_log(r, losses), [log1m]])
+        qm = np.concatenate([(1 - r) * p + r * q, [(1 - r) * p_ninf]])
+        return lo, qm, r * inf
+
+    def add(losses: FloatArray, q: FloatArray, p: FloatArray, inf: float,
+            p_ninf: float) -> tuple[FloatArray, FloatArray, float]:
+        lo = np.concatenate([-_mixture_log(r, losses), [-log1m]])
+        qm = np.concatenate([p, [p_ninf]])
+        return lo, qm, 0.0
+
+    out = []
+    for fn in (remove, add):
+        pl, pq, pi = fn(*sets[0])
+        ol, oq, oi = fn(*sets[1])
+        # P-masses q e^{-l} carry a relative rounding error of a few ulp: pessimistically that
+        # much Q-mass is placed at +inf
+        out.append(_FiniteDirection(pl, pq, pi, ol, oq, oi,
+                                    extra_pess_inf=8 * EPS_MACH * float(pq.sum())))
+    return out[0], out[1]
+
+
+def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float = 1.0) -> PLD:
+    """One step of DP-SGD: a Gaussian of noise multiplier sigma, Poisson-subsampled with rate q."""
+    s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=math.inf,
+                   high_open=True)
+    return subsample(GDP(sensitivity / s), rate, "poisson")
