@@ -304,9 +304,9 @@ def convolve(a: GridLaw, b: GridLaw) -> GridLaw:
     (normwise analysis of the FFT, Higham 2002, Sec. 24.1); n times the mean error per entry,
     measured against extended-precision convolutions and taken 2.5x larger, is added to the slack
     (an estimate of the sum of absolute errors, not a worst-case proof). So that the error of the
-    bulk is not spread over the whole (mostly tail) support, the bulk-by-bulk product is done on its own short FFT and the terms
-    involving a tail, tiny in norm, on the full length. Negative values are clipped (which moves
-    each towards the true non-negative value).
+    bulk is not spread over the whole (mostly tail) support, the bulk-by-bulk product is done on
+    its own short FFT and the terms involving a tail, tiny in norm, on the full length. Negative
+    values are clipped (which moves each towards the true non-negative value).
     """
     if a.h != b.h or a.pessimistic != b.pessimistic:
         raise ValueError("convolve needs laws on the same grid and of the same kind")
