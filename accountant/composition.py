@@ -12,9 +12,10 @@ import numpy as np
 from ._numeric import log_binomial_pmf
 from .conversions import to_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from .pld import PLD, compose_plds
 from .tradeoff import FiniteLossTradeoff, ProfileTradeoff
 
-Method = Literal["exact", "clt", "basic", "advanced", "rdp"]
+Method = Literal["exact", "pld", "clt", "basic", "advanced", "rdp"]
 
 #: Largest support of an exact composition of (eps, delta) guarantees before we refuse.
 MAX_EXACT_SUPPORT = 2_000_000
@@ -29,7 +30,11 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
     method:
       - ``"exact"``: closed forms — GDP adds mu^2 (DRS Cor. 3.3), zCDP adds rho, RDP adds per order,
         pure and approximate DP compose exactly to the product of their randomized-response pairs
-        (Kairouz, Oh & Viswanath 2015; heterogeneous eps by grouping equal values).
+        (Kairouz, Oh & Viswanath 2015; heterogeneous eps by grouping equal values). Where no closed
+        form exists (mixed notions, PLDs, subsampled mechanisms) the numeric PLD is used.
+      - ``"pld"``: numeric composition of privacy-loss distributions (``accountant.pld.PLD``):
+        sound upper bounds, with ``epsilon_bracket`` for the lower bound; identical items are
+        grouped and composed by repeated squaring.
       - ``"clt"``: the Gaussian limit of Dong, Roth & Su (Thm 3.5), a ``CLTGDP`` carrying its
         Berry-Esseen error; an approximation, not a bound.
       - ``"basic"``: (sum eps, sum delta) — a baseline.
@@ -45,6 +50,8 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
             raise TypeError(f"guarantees must be accountant guarantees, got {type(g).__name__}")
     if method == "exact":
         return _compose_exact(gs)
+    if method == "pld":
+        return compose_plds(gs)
     if method == "clt":
         return compose_clt(gs)
     if method == "basic":
@@ -53,7 +60,7 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
         return compose_advanced(gs)
     if method == "rdp":
         return compose_rdp([to_rdp(g) for g in gs])
-    raise ValueError(f"method must be one of exact, clt, basic, advanced, rdp; got {method!r}")
+    raise ValueError(f"method must be one of exact, pld, clt, basic, advanced, rdp; got {method!r}")
 
 
 def _compose_exact(gs: list[Guarantee]) -> Guarantee:
@@ -65,11 +72,17 @@ def _compose_exact(gs: list[Guarantee]) -> Guarantee:
     if kinds <= {RDP, ZCDP}:
         return compose_rdp([to_rdp(g) for g in gs])
     if kinds <= {PureDP, ApproxDP}:
-        return compose_approx_dp_exact(gs)
+        try:
+            return compose_approx_dp_exact(gs)
+        except ValueError:
+            return compose_plds(gs)
+    if CLTGDP in kinds:
+        raise ValueError("a CLTGDP is an approximation and composes only by method='clt'; "
+                         "use its .rigorous() guarantee for a bound")
+    if PLD in kinds or not kinds <= {RDP, ZCDP}:
+        return compose_plds(gs)
     names = ", ".join(sorted(k.__name__ for k in kinds))
-    raise ValueError(
-        f"no exact closed form composes {names}; convert explicitly, or use method='clt' "
-        "(approximate) or method='rdp' (an upper bound)")
+    raise ValueError(f"no exact closed form composes {names}; use method='rdp' or 'pld'")
 
 
 def _eps_delta(g: Guarantee) -> tuple[float, float]:

@@ -1,0 +1,99 @@
+"""One-call accounting of DP-SGD (Abadi et al. 2016): Poisson-subsampled Gaussian steps.
+
+``dpsgd_epsilon`` returns the PLD bracket (sound lower and upper bounds on the exact epsilon),
+the central-limit mu of Bu, Dong, Long & Su (2020) / Dong, Roth & Su (2022, Cor. 5.4),
+mu = q sqrt(T (e^{1/sigma^2} - 1)), marked approximate, and the RDP bound (Mironov, Talwar &
+Zhang 2019) for comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import special
+
+from ._numeric import check_real
+from .guarantees import GDP, RDP
+from .pld import DEFAULT_TOL, PLD
+from .subsampling import subsampled_gaussian
+
+#: Integer orders used for the RDP comparison.
+RDP_ORDERS: tuple[int, ...] = (*range(2, 64), 80, 96, 128, 160, 192, 256, 384, 512)
+
+
+@dataclass(frozen=True)
+class DPSGDAccount:
+    """Budget of a DP-SGD run at one delta.
+
+    ``epsilon_lower <= exact epsilon <= epsilon_upper`` (PLD bracket; ``epsilon_upper`` is the
+    figure to report). ``clt_mu``/``clt_epsilon`` are the CLT approximation: not bounds.
+    ``rdp_epsilon`` is the (looser) RDP upper bound.
+    """
+
+    sampling_rate: float
+    noise_multiplier: float
+    steps: int
+    delta: float
+    epsilon_lower: float
+    epsilon_upper: float
+    clt_mu: float
+    clt_epsilon: float
+    rdp_epsilon: float
+    clt_is_approximate: bool = field(default=True, init=False)
+
+    @property
+    def epsilon(self) -> float:
+        """The sound upper bound."""
+        return self.epsilon_upper
+
+
+def dpsgd_clt_mu(sampling_rate: float, noise_multiplier: float, steps: int) -> float:
+    """mu = q sqrt(T (e^{1/sigma^2} - 1)), the CLT limit of DP-SGD (Bu et al. 2020; DRS Cor. 5.4).
+    An approximation, accurate when q sqrt(T) is of order one and T is large."""
+    q, s, t = _check(sampling_rate, noise_multiplier, steps)
+    return q * math.sqrt(t * math.expm1(1.0 / (s * s)))
+
+
+def subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: float, steps: int = 1,
+                            orders: Sequence[int] = RDP_ORDERS) -> RDP:
+    """RDP of T Poisson-subsampled Gaussian steps at integer orders a (Mironov, Talwar & Zhang
+    2019, Thm 5 / Abadi et al. 2016): eps(a) = T/(a-1) log sum_k C(a,k) (1-q)^{a-k} q^k
+    e^{(k^2-k)/(2 sigma^2)}, summed in log space."""
+    q, s, t = _check(sampling_rate, noise_multiplier, steps)
+    eps = []
+    for a in orders:
+        if not isinstance(a, (int, np.integer)) or a < 2:
+            raise ValueError(f"orders must be integers >= 2, got {a!r}")
+        k = np.arange(a + 1, dtype=np.float64)
+        log_c = special.gammaln(a + 1.0) - special.gammaln(k + 1.0) - special.gammaln(a - k + 1.0)
+        log_1mq = math.log1p(-q) if q < 1.0 else -math.inf
+        with np.errstate(invalid="ignore"):
+            terms = log_c + (a - k) * log_1mq + k * math.log(q) + (k * k - k) / (2 * s * s)
+        terms = np.where(np.isnan(terms), -np.inf, terms)
+        eps.append(t * max(0.0, float(special.logsumexp(terms))) / (a - 1))
+    return RDP(orders=tuple(float(a) for a in orders), epsilons=tuple(eps))
+
+
+def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float,
+                  tol: float = DEFAULT_TOL) -> DPSGDAccount:
+    """Epsilon of DP-SGD with Poisson sampling rate q, noise multiplier sigma, T steps, at delta
+    (add/remove adjacency, sensitivity = clipping norm)."""
+    q, s, t = _check(sampling_rate, noise_multiplier, steps)
+    d = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    step = subsampled_gaussian(s, q)
+    pld = PLD(tuple((src, c * t) for src, c in step.factors), tol)
+    lower, upper = pld.epsilon_bracket(d)
+    mu = dpsgd_clt_mu(q, s, t)
+    return DPSGDAccount(q, s, t, d, lower, upper, mu, GDP(mu).epsilon(d),
+                        subsampled_gaussian_rdp(q, s, t).epsilon(d))
+
+
+def _check(q: float, s: float, t: int) -> tuple[float, float, int]:
+    q = check_real("sampling_rate", q, low=0.0, high=1.0, low_open=True)
+    s = check_real("noise_multiplier", s, low=0.0, low_open=True, high=math.inf, high_open=True)
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
+        raise ValueError(f"steps must be an integer >= 1, got {t!r}")
+    return q, s, int(t)

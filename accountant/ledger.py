@@ -1,0 +1,288 @@
+"""A privacy ledger: record releases, report the spent budget, refuse what would exceed it.
+
+As a filter (Rogers, Roth, Ullman & Vadhan 2016, "privacy odometers and filters") the check is
+made on the *composed* guarantee of everything recorded plus the candidate release, with
+``compose`` (closed forms where they exist, the sound PLD bound otherwise): a release is accepted
+only if the sound upper bound stays within the budget, and a refused release leaves the ledger
+unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ._numeric import check_real
+from .composition import compose
+from .guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from .pld import (
+    PLD,
+    PairSource,
+    gaussian_source,
+    laplace_source,
+    pld_from_guarantee,
+    subsampled_gaussian_source,
+)
+
+
+class BudgetExceededError(ValueError):
+    """A release would take the composed guarantee past the ledger's budget."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """One recorded release: a guarantee applied ``count`` times, with a label."""
+
+    guarantee: Guarantee
+    count: int = 1
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.guarantee, Guarantee):
+            raise TypeError(f"guarantee must be an accountant guarantee, got "
+                            f"{type(self.guarantee).__name__}")
+        c = self.count
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise ValueError(f"count must be an integer >= 1, got {c!r}")
+        if not isinstance(self.label, str):
+            raise TypeError("label must be a string")
+
+
+class Ledger:
+    """Releases against an optional budget (PureDP, ApproxDP, GDP or ZCDP).
+
+    >>> from accountant import GDP, ApproxDP, Ledger
+    >>> ledger = Ledger(budget=ApproxDP(1.0, 1e-6))
+    >>> _ = ledger.record(GDP(0.1), count=4, label="counts")
+    >>> round(ledger.spent_gdp_mu(), 6)
+    0.2
+    """
+
+    def __init__(self, budget: Guarantee | None = None,
+                 releases: tuple[Release, ...] = ()) -> None:
+        if budget is not None and not isinstance(budget, (PureDP, ApproxDP, GDP, ZCDP)):
+            raise TypeError("budget must be PureDP, ApproxDP, GDP or ZCDP, got "
+                            f"{type(budget).__name__}")
+        self._budget = budget
+        self._releases: tuple[Release, ...] = ()
+        for r in releases:
+            self.record(r.guarantee, r.count, r.label)
+
+    @property
+    def budget(self) -> Guarantee | None:
+        return self._budget
+
+    @property
+    def releases(self) -> tuple[Release, ...]:
+        return self._releases
+
+    # ----- recording --------------------------------------------------------------------------
+    def record(self, guarantee: Guarantee, count: int = 1, label: str = "") -> Release:
+        """Record a release; raise ``BudgetExceededError`` (ledger unchanged) if over budget."""
+        release = Release(guarantee, count, label)
+        candidate = (*self._releases, release)
+        if self._budget is not None:
+            ok, spent = _within(self._budget, _compose(candidate))
+            if not ok:
+                raise BudgetExceededError(
+                    f"release {label or type(guarantee).__name__!r} (x{count}) would exceed the "
+                    f"budget {self._budget}: spent would be {spent}")
+        self._releases = candidate
+        return release
+
+    # ----- reporting --------------------------------------------------------------------------
+    def spent(self) -> Guarantee | None:
+        """The composed guarantee of all releases (None when nothing was recorded)."""
+        return _compose(self._releases) if self._releases else None
+
+    def spent_epsilon(self, delta: float) -> float:
+        """Sound upper bound on the spent epsilon at delta."""
+        g = self.spent()
+        return 0.0 if g is None else g.epsilon(check_real("delta", delta, low=0.0, high=1.0))
+
+    def spent_gdp_mu(self) -> float | None:
+        """mu when every release is GDP (mu's add in quadrature), else None."""
+        gs = [r.guarantee for r in self._releases]
+        if not gs or not all(type(g) is GDP for g in gs):
+            return None
+        return math.sqrt(math.fsum(r.count * r.guarantee.mu ** 2 for r in self._releases
+                                   if isinstance(r.guarantee, GDP)))
+
+    def spent_zcdp_rho(self) -> float | None:
+        """rho when every release is zCDP, GDP (rho = mu^2/2) or pure DP (rho = eps^2/2)."""
+        total = []
+        for r in self._releases:
+            g = r.guarantee
+            if type(g) is ZCDP:
+                total.append(r.count * g.rho)
+            elif type(g) is GDP:
+                total.append(r.count * g.mu ** 2 / 2)
+            elif type(g) is PureDP:
+                total.append(r.count * g.eps ** 2 / 2)
+            else:
+                return None
+        return math.fsum(total) if total else None
+
+    def spent_pure_eps(self) -> float | None:
+        """Total eps when every release is pure DP (basic composition is exact for the sum)."""
+        if not self._releases or not all(type(r.guarantee) is PureDP for r in self._releases):
+            return None
+        return math.fsum(r.count * r.guarantee.eps for r in self._releases
+                         if isinstance(r.guarantee, PureDP))
+
+    def report(self, delta: float = 1e-6) -> dict[str, Any]:
+        """The spent budget in every notion that applies, plus the sound (eps, delta)."""
+        g = self.spent()
+        out: dict[str, Any] = {"releases": len(self._releases),
+                               "steps": sum(r.count for r in self._releases), "delta": delta}
+        if g is None:
+            out["epsilon"] = 0.0
+            return out
+        out["epsilon"] = g.epsilon(delta)
+        if isinstance(g, PLD):
+            out["epsilon_bracket"] = g.epsilon_bracket(delta)
+        for key, val in (("gdp_mu", self.spent_gdp_mu()), ("zcdp_rho", self.spent_zcdp_rho()),
+                         ("pure_eps", self.spent_pure_eps())):
+            if val is not None:
+                out[key] = val
+        if self._budget is not None:
+            out["budget"] = str(self._budget)
+        return out
+
+    # ----- JSON --------------------------------------------------------------------------------
+    def to_json(self) -> str:
+        """Serialise budget and releases (guarantees by their parameters)."""
+        return json.dumps({
+            "budget": None if self._budget is None else guarantee_to_dict(self._budget),
+            "releases": [{"guarantee": guarantee_to_dict(r.guarantee), "count": r.count,
+                          "label": r.label} for r in self._releases]})
+
+    @classmethod
+    def from_json(cls, text: str) -> Ledger:
+        data = json.loads(text)
+        budget = None if data.get("budget") is None else guarantee_from_dict(data["budget"])
+        ledger = cls(budget)
+        ledger._releases = tuple(Release(guarantee_from_dict(r["guarantee"]), int(r["count"]),
+                                         str(r["label"])) for r in data["releases"])
+        return ledger
+
+    def __len__(self) -> int:
+        return len(self._releases)
+
+    def __repr__(self) -> str:
+        return f"Ledger(budget={self._budget}, {len(self._releases)} releases)"
+
+
+def _compose(releases: tuple[Release, ...]) -> Guarantee:
+    gs: list[Guarantee] = []
+    for r in releases:
+        g = r.guarantee
+        if isinstance(g, PLD) and r.count > 1:
+            gs.append(g.self_compose(r.count))
+        else:
+            gs.extend([g] * r.count)
+    return compose(gs)
+
+
+def _within(budget: Guarantee, spent: Guarantee) -> tuple[bool, str]:
+    if isinstance(budget, (PureDP, ApproxDP)):
+        d = budget.delta_ if isinstance(budget, ApproxDP) else 0.0
+        eps = spent.epsilon(d)
+        return eps <= budget.eps, f"eps = {eps:.6g} at delta = {d:g}"
+    if isinstance(budget, GDP):
+        if type(spent) is not GDP:
+            return False, f"{spent} (not a GDP guarantee)"
+        return spent.mu <= budget.mu, str(spent)
+    if isinstance(budget, ZCDP):
+        if type(spent) is ZCDP:
+            return spent.rho <= budget.rho, str(spent)
+        if type(spent) is GDP:
+            return spent.mu ** 2 / 2 <= budget.rho, f"rho = {spent.mu ** 2 / 2:.6g}"
+        return False, f"{spent} (not a zCDP guarantee)"
+    raise TypeError(f"unsupported budget {type(budget).__name__}")
+
+
+# ============================ guarantees <-> JSON ================================================
+
+
+def guarantee_to_dict(g: Guarantee) -> dict[str, Any]:
+    """A JSON-ready description of a guarantee (closed forms and PLDs of known mechanisms)."""
+    if type(g) is PureDP:
+        return {"type": "PureDP", "eps": g.eps}
+    if type(g) is ApproxDP:
+        return {"type": "ApproxDP", "eps": g.eps, "delta": g.delta_}
+    if type(g) is GDP:
+        return {"type": "GDP", "mu": g.mu}
+    if type(g) is ZCDP:
+        return {"type": "ZCDP", "rho": g.rho}
+    if type(g) is RDP and g.curve is None:
+        return {"type": "RDP", "orders": list(g.orders), "epsilons": list(g.epsilons)}
+    if isinstance(g, PLD):
+        return {"type": "PLD", "tol": g.tol,
+                "factors": [[_source_to_spec(s), c] for s, c in g.factors]}
+    raise TypeError(f"cannot serialise a {type(g).__name__} guarantee to JSON")
+
+
+def guarantee_from_dict(d: dict[str, Any]) -> Guarantee:
+    """Inverse of ``guarantee_to_dict``."""
+    kind = d.get("type")
+    if kind == "PureDP":
+        return PureDP(float(d["eps"]))
+    if kind == "ApproxDP":
+        return ApproxDP(float(d["eps"]), float(d["delta"]))
+    if kind == "GDP":
+        return GDP(float(d["mu"]))
+    if kind == "ZCDP":
+        return ZCDP(float(d["rho"]))
+    if kind == "RDP":
+        return RDP(orders=tuple(d["orders"]), epsilons=tuple(d["epsilons"]))
+    if kind == "PLD":
+        return PLD(tuple((_source_from_spec(s), int(c)) for s, c in d["factors"]), float(d["tol"]))
+    raise ValueError(f"unknown guarantee type {kind!r}")
+
+
+def _source_to_spec(s: PairSource) -> list[Any]:
+    if s.name in ("gaussian", "laplace", "subsampled_gaussian", "randomized_response",
+                  "discrete_laplace", "discrete_gaussian", "approx_dp"):
+        return [s.name, list(s.params)]
+    if s.name.startswith("subsampled[") and s.params and s.params[0] == "gaussian":
+        return [s.name, list(s.params)]
+    if s.name.startswith("subsampled["):
+        base_name, base_params, rate = s.params
+        base = PairSource(base_name, base_params, s.remove)  # only name and params are used
+        return [s.name, [_source_to_spec(base), rate]]
+    raise TypeError(f"cannot serialise a PLD built from {s.name!r} (arrays or callables)")
+
+
+def _source_from_spec(spec: list[Any]) -> PairSource:
+    from .subsampling import subsample_source
+
+    name, params = spec[0], spec[1]
+    if name == "gaussian":
+        return gaussian_source(float(params[0]))
+    if name == "laplace":
+        return laplace_source(float(params[0]))
+    if name == "subsampled_gaussian":
+        return subsampled_gaussian_source(float(params[0]), float(params[1]))
+    if name == "randomized_response":
+        return PLD.randomized_response(float(params[0]), int(params[1])).factors[0][0]
+    if name == "discrete_laplace":
+        return PLD.discrete_laplace(float(params[0]), int(params[1])).factors[0][0]
+    if name == "discrete_gaussian":
+        return PLD.discrete_gaussian(float(params[0]), int(params[1])).factors[0][0]
+    if name == "approx_dp":
+        eps, delta = float(params[0]), float(params[1])
+        g: Guarantee = PureDP(eps) if delta == 0.0 else ApproxDP(eps, delta)
+        return pld_from_guarantee(g).factors[0][0]
+    if name.startswith("subsampled["):
+        scheme = name[len("subsampled["):-1]
+        if params[0] == "gaussian":
+            base = gaussian_source(float(params[1]))
+            rate = float(params[2])
+        else:
+            base = _source_from_spec(params[0])
+            rate = float(params[1])
+        return subsample_source(base, rate, "without_replacement" if "without" in scheme else "poisson")
+    raise ValueError(f"unknown mechanism {name!r}")
