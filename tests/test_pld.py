@@ -1,0 +1,206 @@
+"""Tests of the PLD accountant against closed forms and independent numerical computations."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accountant import (
+    FDP,
+    GDP,
+    PLD,
+    ApproxDP,
+    CallableTradeoff,
+    GaussianTradeoff,
+    LaplaceTradeoff,
+    PureDP,
+    compose,
+    pld_from_guarantee,
+)
+
+# W1 of the benchmark: 100-fold Gaussian with sigma = 5 is exactly 2-GDP; eps(1e-5) from an
+# independent high-precision computation (issue 3), also checked against GDP(2) below.
+W1_TRUTH = 9.9972561
+W2_TRUTH = 4.2203473  # 100-fold Laplace, b = 10, delta = 1e-5 (issue 3)
+W5_TRUTH = 21.5585364  # 50 Gaussian(3) + 50 Laplace(5) + 20 RR(0.5), delta = 1e-6 (issue 3)
+
+
+def test_w1_gaussian_composition_matches_gdp_closed_form() -> None:
+    pld = PLD.gaussian(5.0).self_compose(100)
+    lo, up = pld.epsilon_bracket(1e-5)
+    truth = GDP(2.0).epsilon(1e-5)
+    assert truth == pytest.approx(W1_TRUTH, abs=1e-6)
+    assert lo <= truth <= up
+    assert up - truth < 1e-4 and truth - lo < 1e-3
+    assert pld.epsilon(1e-5) == up
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.5, 1.0, 2.0, 4.0, 6.0])
+def test_gaussian_delta_bracket_contains_gdp_and_is_tight_within_one_percent(eps: float) -> None:
+    # would fail if the pessimistic delta were 1% optimistic: truth <= up <= 1.01 truth
+    pld = PLD.gaussian(2.0).self_compose(16)
+    truth = GDP(2.0).delta(eps)
+    lo, up = pld.delta_bracket(eps)
+    assert lo <= truth <= up
+    assert up <= truth * 1.01
+    assert pld.delta(eps) == up
+
+
+def test_gaussian_delta_against_mpmath_profile() -> None:
+    mu = 1.5
+    with mpmath.workdps(30):
+        def exact(e: float) -> float:
+            m, x = mpmath.mpf(mu), mpmath.mpf(e)
+            return float(mpmath.ncdf(-x / m + m / 2) - mpmath.exp(x) * mpmath.ncdf(-x / m - m / 2))
+        pld = PLD.gaussian(1.0 / mu)
+        for e in (0.1, 1.0, 3.0):
+            lo, up = pld.delta_bracket(e)
+            assert lo <= exact(e) <= up
+
+
+@settings(max_examples=15, deadline=None)
+@given(sigma=st.floats(0.5, 6.0), steps=st.integers(1, 40), eps=st.floats(0.0, 3.0))
+def test_property_bracket_contains_gdp(sigma: float, steps: int, eps: float) -> None:
+    pld = PLD.gaussian(sigma).self_compose(steps)
+    truth = GDP(math.sqrt(steps) / sigma).delta(eps)
+    lo, up = pld.delta_bracket(eps)
+    assert lo <= truth + 1e-15
+    assert truth <= up + 1e-15
+
+
+def test_w2_laplace_bracket() -> None:
+    lo, up = PLD.laplace(10.0).self_compose(100).epsilon_bracket(1e-5)
+    assert lo <= W2_TRUTH <= up
+    assert up - W2_TRUTH < 1e-4 and W2_TRUTH - lo < 2e-3
+
+
+def test_laplace_single_step_matches_closed_form_profile() -> None:
+    f = LaplaceTradeoff(0.7)
+    pld = PLD.laplace(1.0, sensitivity=0.7)
+    for e in (-0.3, 0.0, 0.2, 0.69):
+        lo, up = pld.delta_bracket(e)
+        assert lo <= f.profile(e) <= up
+        assert up - f.profile(e) < 1e-6
+
+
+@pytest.mark.parametrize("eps,k", [(0.4, 20), (1.0, 5)])
+def test_pure_dp_composition_matches_exact_kov(eps: float, k: int) -> None:
+    exact = compose([PureDP(eps)] * k, method="exact")
+    pld = compose([PureDP(eps)] * k, method="pld")
+    assert isinstance(pld, PLD)
+    for e in np.linspace(0.0, eps * k, 7):
+        lo, up = pld.delta_bracket(float(e))
+        d = exact.delta(float(e))
+        assert lo - 1e-12 <= d <= up + 1e-12
+        assert up - d < 1e-9
+
+
+def test_randomized_response_and_approx_dp() -> None:
+    pld = PLD.randomized_response(1.0)
+    # a numeric bound carries a tiny round-off slack, so delta = 0 itself is not certified
+    assert pld.epsilon(1e-12) <= 1.0 + 1e-9
+    assert pld.epsilon(1e-12) >= 1.0 - 1e-3
+    g = ApproxDP(0.5, 1e-3)
+    p = pld_from_guarantee(g)
+    for e in (0.0, 0.25, 0.5, 1.0):
+        lo, up = p.delta_bracket(e)
+        assert lo - 1e-12 <= g.delta(e) <= up + 1e-12
+
+
+def _hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
+    return float(np.maximum(q - math.exp(eps) * p, 0.0).sum())
+
+
+def test_discrete_laplace_and_gaussian_against_direct_pmfs() -> None:
+    x = np.arange(-400, 402)
+    for pld, logw in ((PLD.discrete_laplace(2.0, sensitivity=2), lambda v: -np.abs(v) / 2.0),
+                      (PLD.discrete_gaussian(1.5, sensitivity=1), lambda v: -(v ** 2) / 4.5)):
+        shift = 2 if "laplace" in str(pld) else 1
+        p = np.exp(logw(x))
+        p /= p.sum()
+        q = np.exp(logw(x - shift))
+        q /= q.sum()
+        for e in (0.0, 0.3, 0.8):
+            lo, up = pld.delta_bracket(e)
+            d = max(_hockey_stick(p, q, e), _hockey_stick(q, p, e))
+            assert lo - 1e-12 <= d <= up + 1e-12
+
+
+def test_asymmetric_pmfs_two_fold_against_product() -> None:
+    p = np.array([0.5, 0.3, 0.2, 0.0])
+    q = np.array([0.2, 0.3, 0.4, 0.1])
+    pld = PLD.from_pmfs(p, q).self_compose(2)
+    pp, qq = np.outer(p, p).ravel(), np.outer(q, q).ravel()
+    for e in (0.0, 0.5, 1.0, 2.0):
+        lo, up = pld.delta_bracket(e)
+        d = max(_hockey_stick(pp, qq, e), _hockey_stick(qq, pp, e))
+        assert lo - 1e-12 <= d <= up + 1e-12
+    assert pld.directions == ("remove", "add")
+
+
+def test_from_tradeoff_callable_uses_envelope_and_chords() -> None:
+    mu = 1.0
+    f = CallableTradeoff(lambda a: GaussianTradeoff(mu)(a))
+    pld = PLD.from_tradeoff(f).self_compose(4)
+    truth = GDP(2.0)
+    for e in (0.0, 1.0, 2.5):
+        lo, up = pld.delta_bracket(e)
+        assert lo <= truth.delta(e) <= up
+    assert pld_from_guarantee(FDP(GaussianTradeoff(mu))).factors[0][0].name == "gaussian"
+
+
+def test_from_densities_brackets_gaussian() -> None:
+    grid = np.linspace(-12, 13, 20001)
+    pdf = lambda m: (lambda v: np.exp(-(v - m) ** 2 / 2) / math.sqrt(2 * math.pi))  # noqa: E731
+    pld = PLD.from_densities(pdf(0.0), pdf(1.0), grid)
+    for e in (0.0, 0.5, 1.5):
+        lo, up = pld.delta_bracket(e)
+        assert lo <= GDP(1.0).delta(e) <= up + 1e-9
+
+
+def test_composed_tradeoff_is_a_sound_lower_bound() -> None:
+    pld = PLD.gaussian(2.0).self_compose(4)
+    f = pld.tradeoff
+    a = np.linspace(0.0, 1.0, 201)
+    g = GaussianTradeoff(1.0)(a)
+    assert (f(a) <= g + 1e-12).all()
+    assert np.max(g - f(a)) < 1e-3
+    assert isinstance(pld.to_fdp(), FDP)
+
+
+def test_w5_mixed_composition_falls_back_to_pld() -> None:
+    c = compose([GDP(1 / 3)] * 50 + [FDP(LaplaceTradeoff(0.2))] * 50 + [PureDP(0.5)] * 20)
+    assert isinstance(c, PLD)
+    assert len(c.factors) == 3
+    lo, up = c.epsilon_bracket(1e-6)
+    assert lo <= W5_TRUTH <= up
+    assert up - W5_TRUTH < 1e-4
+
+
+def test_compose_of_plds_groups_identical_items() -> None:
+    g = PLD.gaussian(3.0)
+    c = compose([g] * 30 + [PLD.gaussian(3.0)] * 10)
+    assert isinstance(c, PLD) and c.factors[0][1] == 40 and len(c.factors) == 1
+    lo, up = c.epsilon_bracket(1e-6)
+    truth = GDP(math.sqrt(40) / 3).epsilon(1e-6)
+    assert lo <= truth <= up
+
+
+def test_validation() -> None:
+    with pytest.raises(ValueError, match="sigma"):
+        PLD.gaussian(-1.0)
+    with pytest.raises(ValueError, match="sensitivity"):
+        PLD.discrete_laplace(1.0, sensitivity=0)
+    with pytest.raises(ValueError, match="k must"):
+        PLD.gaussian(1.0).self_compose(0)
+    with pytest.raises(ValueError, match="pmf"):
+        PLD.from_pmfs([0.5, 0.6], [0.5, 0.5])
+    with pytest.raises(ValueError, match="tol"):
+        PLD(PLD.gaussian(1.0).factors, tol=2.0)
+    with pytest.raises(TypeError):
+        pld_from_guarantee("not a guarantee")  # type: ignore[arg-type]
