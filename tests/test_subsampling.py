@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -31,7 +32,7 @@ def _hockey(num, den, eps: float, sigma: float) -> float:
              for i in np.flatnonzero(np.sign(vals[:-1]) != np.sign(vals[1:]))]
     pts = [lo, *roots, hi]
     total = 0.0
-    for a, b in zip(pts[:-1], pts[1:], strict=True):
+    for a, b in itertools.pairwise(pts):
         val, _ = integrate.quad(g, a, b, epsabs=1e-14, epsrel=1e-12, limit=200)
         total += max(val, 0.0)
     return total
