@@ -1,0 +1,246 @@
+"""Accounting benchmark: dpcert's PLD accountant against the anchor accountants (issue 3).
+
+Workloads (sensitivity 1; delta = 1e-5 unless stated):
+  W1 100-fold Gaussian, sigma = 5 (truth: GDP(2));   W2 100-fold Laplace, b = 10;
+  W3 DP-SGD q = 0.01, sigma = 1, T = 1000 and 10000; W4 DP-SGD q = 0.004, sigma = 1.1, T = 100000;
+  W5 50 Gaussian (sigma 3) + 50 Laplace (b 5) + 20 randomized response (eps 0.5), delta = 1e-6.
+Reference epsilons come from independent high-precision computations (issue 3).
+
+Each workload runs with dpcert and, when installed (``pip install dpcert[bench]``), with
+dp_accounting (PLD at its default grid, and RDP), prv_accountant (eps_error 0.01) and autodp.
+Seconds are the median of ``--repeats`` runs; ratios are dpcert / anchor, measured in this run.
+
+    python benchmarks/accounting.py [--repeats 5] [--skip-autodp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import statistics
+import sys
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from accountant import GDP, PLD, PureDP, compose, subsample  # noqa: E402
+
+RR_EPS = 0.5
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    delta: float
+    truth: float
+    gaussians: tuple[tuple[float, int], ...] = ()  # (sigma, count)
+    laplaces: tuple[tuple[float, int], ...] = ()  # (b, count)
+    rr: tuple[tuple[float, int], ...] = ()  # (eps, count)
+    dpsgd: tuple[float, float, int] | None = None  # (q, sigma, T)
+
+
+WORKLOADS = (
+    Workload("W1 Gaussian x100", 1e-5, 9.9972561, gaussians=((5.0, 100),)),
+    Workload("W2 Laplace x100", 1e-5, 4.2203473, laplaces=((10.0, 100),)),
+    Workload("W3 DP-SGD T=1e3", 1e-5, 1.8282367, dpsgd=(0.01, 1.0, 1000)),
+    Workload("W3 DP-SGD T=1e4", 1e-5, 6.1877124, dpsgd=(0.01, 1.0, 10000)),
+    Workload("W4 DP-SGD T=1e5", 1e-5, 6.7326941, dpsgd=(0.004, 1.1, 100000)),
+    Workload("W5 mixed x120", 1e-6, 21.5585364, gaussians=((3.0, 50),), laplaces=((5.0, 50),),
+             rr=((RR_EPS, 20),)),
+)
+
+
+# ============================ dpcert ============================================================
+
+
+def dpcert(w: Workload) -> tuple[float, float]:
+    if w.dpsgd is not None:
+        q, s, t = w.dpsgd
+        pld = compose([subsample(GDP(1.0 / s), rate=q, scheme="poisson")] * t)
+    else:
+        parts: list[Any] = []
+        for s, c in w.gaussians:
+            parts.append(PLD.gaussian(s).self_compose(c))
+        for b, c in w.laplaces:
+            parts.append(PLD.laplace(b).self_compose(c))
+        for e, c in w.rr:
+            parts.append(compose([PureDP(e)] * c, method="pld"))
+        pld = compose(parts, method="pld")
+    assert isinstance(pld, PLD)
+    return pld.epsilon_bracket(w.delta)
+
+
+# ============================ anchors ===========================================================
+
+
+def _dp_accounting_event(w: Workload) -> Any:
+    from dp_accounting import dp_event as ev
+
+    if w.dpsgd is not None:
+        q, s, t = w.dpsgd
+        return ev.SelfComposedDpEvent(ev.PoissonSampledDpEvent(q, ev.GaussianDpEvent(s)), t)
+    events: list[Any] = []
+    events += [ev.SelfComposedDpEvent(ev.GaussianDpEvent(s), c) for s, c in w.gaussians]
+    events += [ev.SelfComposedDpEvent(ev.LaplaceDpEvent(b), c) for b, c in w.laplaces]
+    # binary randomized response keeping the truth w.p. e^eps/(1+e^eps): uniform w.p. 2/(1+e^eps)
+    events += [ev.SelfComposedDpEvent(ev.RandomizedResponseDpEvent(2 / (1 + math.exp(e)), 2), c)
+               for e, c in w.rr]
+    return ev.ComposedDpEvent(events)
+
+
+def dp_accounting_pld(w: Workload) -> float:
+    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.pld import privacy_loss_distribution as pl
+
+    if w.rr:
+        # the accountant has no randomized-response event: its PLD library at the default grid
+        plds = [pl.from_gaussian_mechanism(s).self_compose(c) for s, c in w.gaussians]
+        plds += [pl.from_laplace_mechanism(b).self_compose(c) for b, c in w.laplaces]
+        plds += [pl.from_randomized_response(2 / (1 + math.exp(e)), 2).self_compose(c)
+                 for e, c in w.rr]
+        total = plds[0]
+        for p in plds[1:]:
+            total = total.compose(p)
+        return float(total.get_epsilon_for_delta(w.delta))
+    acc = pld_privacy_accountant.PLDAccountant()
+    acc.compose(_dp_accounting_event(w))
+    return float(acc.get_epsilon(w.delta))
+
+
+def dp_accounting_rdp(w: Workload) -> float:
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    acc = rdp_privacy_accountant.RdpAccountant()
+    acc.compose(_dp_accounting_event(w))
+    return float(acc.get_epsilon(w.delta))
+
+
+def prv(w: Workload) -> float:
+    from prv_accountant import PRVAccountant
+    from prv_accountant import privacy_random_variables as rv
+
+    if w.dpsgd is not None:
+        q, s, t = w.dpsgd
+        prvs: list[Any] = [rv.PoissonSubsampledGaussianMechanism(q, s)]
+        counts = [t]
+    else:
+        prvs = [rv.GaussianMechanism(s) for s, _ in w.gaussians]
+        prvs += [rv.LaplaceMechanism(1.0 / b) for b, _ in w.laplaces]  # its mu = sensitivity / b
+        prvs += [rv.PureDPMechanism(e) for e, _ in w.rr]
+        counts = [c for _, c in (*w.gaussians, *w.laplaces, *w.rr)]
+    acc = PRVAccountant(prvs=prvs, max_self_compositions=counts, eps_error=0.01, delta_error=1e-10)
+    _, _, upper = acc.compute_epsilon(w.delta, counts)
+    return float(upper)
+
+
+def autodp(w: Workload) -> float:
+    from autodp import mechanism_zoo as mz
+    from autodp import transformer_zoo as tz
+
+    if w.dpsgd is not None:
+        q, s, t = w.dpsgd
+        sub = tz.AmplificationBySampling(PoissonSampling=True)(mz.GaussianMechanism(s), q,
+                                                               improved_bound_flag=True)
+        mech = tz.Composition()([sub], [t])
+    else:
+        mechs: list[Any] = [mz.GaussianMechanism(s) for s, _ in w.gaussians]
+        mechs += [mz.LaplaceMechanism(b=b) for b, _ in w.laplaces]
+        mechs += [mz.RandresponseMechanism(p=1 / (1 + math.exp(-e))) for e, _ in w.rr]
+        counts = [c for _, c in (*w.gaussians, *w.laplaces, *w.rr)]
+        mech = tz.Composition()(mechs, counts)
+    return float(mech.get_approxDP(w.delta))
+
+
+ANCHORS: dict[str, Callable[[Workload], float]] = {
+    "dp_accounting PLD": dp_accounting_pld,
+    "dp_accounting RDP": dp_accounting_rdp,
+    "prv_accountant": prv,
+    "autodp": autodp,
+}
+
+
+# ============================ harness ===========================================================
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise _Timeout
+
+
+def timed(fn: Callable[[], Any], repeats: int, budget_s: float) -> tuple[Any, float]:
+    """Result and median seconds of up to ``repeats`` runs (fewer when a run is slow)."""
+    times: list[float] = []
+    result: Any = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+        if sum(times) > budget_s:
+            break
+    return result, statistics.median(times)
+
+
+def run_anchor(fn: Callable[[], float], repeats: int, timeout_s: int) -> tuple[float | None, float,
+                                                                                 str]:
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(timeout_s)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            eps, sec = timed(fn, repeats, budget_s=timeout_s / 3)
+        return eps, sec, ""
+    except ImportError:
+        return None, math.nan, "not installed"
+    except _Timeout:
+        return None, math.nan, f"> {timeout_s} s"
+    except Exception as exc:  # an anchor that does not support a workload
+        return None, math.nan, f"unsupported ({type(exc).__name__})"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--timeout", type=int, default=120, help="seconds per anchor and workload")
+    ap.add_argument("--skip-autodp", action="store_true")
+    args = ap.parse_args(argv)
+    anchors = {k: v for k, v in ANCHORS.items() if not (args.skip_autodp and k == "autodp")}
+
+    head = (f"{'workload':<18} {'accountant':<18} {'eps (lower, upper)':>24} {'up-truth':>10} "
+            f"{'truth-lo':>9} {'seconds':>8} {'t_dpcert/t':>10} {'eps_dpcert/eps':>14}")
+    print(head)
+    print("-" * len(head))
+    for w in WORKLOADS:
+        (lo, up), sec = timed(lambda w=w: dpcert(w), args.repeats, budget_s=60.0)
+        print(f"{w.name:<18} {'dpcert PLD':<18} {f'({lo:.7f}, {up:.7f})':>24} "
+              f"{up - w.truth:>10.2e} {w.truth - lo:>9.2e} {sec:>8.3f} {'':>10} {'':>14}")
+        for name, fn in anchors.items():
+            eps, asec, note = run_anchor(lambda fn=fn, w=w: fn(w), args.repeats, args.timeout)
+            if eps is None:
+                print(f"{'':<18} {name:<18} {note:>24}")
+                continue
+            print(f"{'':<18} {name:<18} {eps:>24.7f} {eps - w.truth:>10.2e} {'':>9} {asec:>8.3f} "
+                  f"{sec / asec:>10.2f} {up / eps:>14.6f}")
+        print(f"{'':<18} {'truth':<18} {w.truth:>24.7f}")
+    tracemalloc.start()
+    dpcert(WORKLOADS[4])
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"\npeak memory of dpcert on W4 (tracemalloc): {peak / 2**20:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
