@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from accountant import GDP, PLD, PureDP, compose, subsample  # noqa: E402
+from accountant import GDP, PLD, PureDP, compose, subsample
 
 RR_EPS = 0.5
 
