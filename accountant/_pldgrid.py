@@ -41,6 +41,8 @@ EPS_MACH = float(np.finfo(np.float64).eps)
 #: Q-mass below which a tail of a composed law is truncated (pessimistic: moved to +inf or up to
 #: the lowest kept point; optimistic: dropped). Sound either way; this only sets the tightness.
 TAIL_MASS = 1e-19
+#: Total delta (roughly) that truncations of repeated squaring may move to +inf, split by level.
+TAIL_BUDGET = 1e-11
 #: Tail mass left out of the initial discretisation of a continuous mechanism.
 SOURCE_TAIL = 1e-24
 #: Convolutions with fewer than this many products are done directly rather than by FFT.
@@ -96,8 +98,10 @@ class GridLaw:
 
 
 def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, *, inf: float,
-               q_above: float, q_below: float, pessimistic: bool, slack: float = 0.0) -> GridLaw:
-    """Grid law from the contents of cells (g_j, g_{j+1}], g_j = (j0 + j) h, j = 0..n-1.
+               q_above: float, q_below: float, pessimistic: bool, slack: float = 0.0,
+               node_q: FloatArray | None = None) -> GridLaw:
+    """Grid law from the contents of open cells (g_j, g_{j+1}), g_j = (j0 + j) h, j = 0..n-1,
+    and of atoms on the nodes (``node_q``, length n + 1).
 
     For each cell: ``q`` its Q-mass, ``pn`` = e^{g_j} times its P-mass and ``x`` = q - pn, the
     cell's contribution to delta at its lower node. ``q_above`` is the finite Q-mass above the
@@ -106,6 +110,7 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
     n = q.size
     q = np.maximum(q, 0.0)
     x = np.clip(x, 0.0, q)
+    nodes = np.zeros(n + 1) if node_q is None else np.maximum(node_q, 0.0)
     if pessimistic:
         # the share b of the cell's Q-mass sent to the upper node keeps both masses:
         # b (1 - e^{-h}) = x  (Doroshenko et al. 2022, connect-the-dots)
@@ -113,55 +118,45 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
         m = np.zeros(n + 1)
         m[:-1] += q - b
         m[1:] += b
+        m += nodes
         m[0] += q_below
         return GridLaw(h, j0, m, inf + q_above, slack, True)
-    return _optimistic_from_cells(h, j0, q, pn, x, inf=inf, slack=slack)
+    return _optimistic_from_cells(h, j0, q, pn, x, nodes, inf=inf, slack=slack)
 
 
-def _optimistic_from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, *,
-                           inf: float, slack: float) -> GridLaw:
+def _optimistic_from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray,
+                           nodes: FloatArray, *, inf: float, slack: float) -> GridLaw:
     n = q.size
     pn = np.maximum(pn, 0.0)
-    em = math.expm1(h)
     decay = math.exp(-h)
     # connect-the-dots masses of the cell measure: its profile D interpolates the truth at nodes
     b = np.minimum(x / -math.expm1(-h), q)
     m = np.zeros(n + 1)
     m[:-1] += q - b
     m[1:] += b
-    # D_j = delta at node j: W_j = y_j P(cells >= j); D_j = D_{j+1} + x_j + (1 - e^{-h}) W_{j+1}
-    w = signal.lfilter([1.0], [1.0, -decay], pn[::-1])[::-1]
-    w_next = np.concatenate([w[1:], [0.0]])
+    m += nodes
+    # D_j = delta at node j; W_j = y_j P(L >= g_j) (a node atom has y_j p = q); then
+    # D_j = D_{j+1} + x_j + (1 - e^{-h}) W_{j+1}
+    w = signal.lfilter([1.0], [1.0, -decay], (np.concatenate([pn, [0.0]]) + nodes)[::-1])[::-1]
+    w_next = w[1:]
     d = np.concatenate([np.cumsum((x + (1.0 - decay) * w_next)[::-1])[::-1], [0.0]])
-    # largest vertical gap between each cell's chord and its two end tangents
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(pn > 0, x / (em * pn), 0.0)
-    gap = np.clip(x * (1.0 - frac), 0.0, x) * (1.0 + 1e-9)
-    c = np.zeros(n + 1)
-    c[:-1] = gap
-    c[1:] = np.maximum(c[1:], gap)
-    c += 8.0 * EPS_MACH * d
+    # On cell j the profile lies above its tangents at both ends, which meet at the fraction
+    # t_j = x_j / (y_j (e^h - 1) P_j) of the cell; a chord with ends lowered by c_j, c_{j+1} >= 0
+    # stays below them iff (1 - t_j) c_j + t_j c_{j+1} >= gap_j = (1 - t_j) x_j. Lowering every
+    # node by the excess x_j of the cell above it satisfies this for every cell, keeps the values
+    # non-negative (D_j >= x_j) and costs O(h^2) per mechanism.
+    c = np.minimum(np.concatenate([x, [0.0]]) * (1.0 + 1e-9) + 8.0 * EPS_MACH * d, d)
     # F = D - c, as jumps of slope (in units of y_{j0}; the profile is fixed at y = 0)
     xs = np.exp(np.arange(n + 1) * h)
     xprev = np.concatenate([[0.0], xs[:-1]])
     cprev = np.concatenate([[0.0], c[:-1]])
     sc = np.concatenate([(c - cprev) / (xs - xprev), [0.0]])
     jumps = m / xs - np.diff(sc)
-    # cut F at the grid point before it reaches zero (a profile cannot come back up)
-    f = d - c
-    nonpos = np.flatnonzero(f <= 0.0)
-    k = max(int(nonpos[0]) - 1 if nonpos.size else n, 0)
-    jumps[k:] = 0.0
-    if k >= 1:
-        s_cut = -f[k - 1] / (xs[k] - xs[k - 1])
-        s_prev = (f[k - 1] - (f[k - 2] if k >= 2 else float(q.sum()))) / (xs[k - 1] - xprev[k - 1])
-        jumps[k - 1] = s_cut - s_prev
-        jumps[k] = -s_cut
     jumps = _convexify(xs, jumps)
     masses = xs * jumps
     neg = float(-masses[masses < 0].sum())
     masses = np.maximum(masses, 0.0)
-    err = neg + 8.0 * EPS_MACH * float(q.sum())
+    err = neg + 8.0 * EPS_MACH * float(m.sum())
     return GridLaw(h, j0, masses, inf, slack + err, False)
 
 
@@ -179,7 +174,9 @@ def _convexify(xs: FloatArray, jumps: FloatArray) -> FloatArray:
         prev_neg = np.concatenate([[False], neg[:-1]])
         pos = np.flatnonzero(neg & ~prev_neg & (np.arange(idx.size) < idx.size - 1))
         if pos.size == 0:
-            break
+            # only the last node is left (a rounding-level negative): clipped by the caller,
+            # which adds it to the slack
+            return np.asarray(j, dtype=np.float64)
         cur = idx[pos]
         right = idx[pos + 1]
         left_pos = pos - 1
@@ -194,6 +191,30 @@ def _convexify(xs: FloatArray, jumps: FloatArray) -> FloatArray:
     raise RuntimeError("optimistic discretisation: convex hull did not converge")
 
 
+def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: FloatArray,
+                  pn: FloatArray, x: FloatArray, nodes: FloatArray, pessimistic: bool) -> float:
+    """Add atoms (losses, Q-masses) to the cells and nodes of a grid starting at node j0 (in
+    place). An atom within 1e-9 h of a node is put on it; the change of delta this may cause in
+    the unsound direction is returned, to be added to the slack."""
+    keep = qm > 0
+    losses, qm = losses[keep], qm[keep]
+    cell = np.ceil(losses / h).astype(np.int64) - 1
+    t = np.clip(losses - cell * h, 0.0, h)
+    top = t >= h * (1 - 1e-9)
+    bottom = t <= h * 1e-9
+    on = top | bottom
+    node = np.where(top, cell + 1, cell) - j0
+    np.add.at(nodes, node[on], qm[on])
+    moved = np.where(top, h - t, t)[on] * qm[on]
+    off = ~on
+    idx = cell[off] - j0
+    np.add.at(q, idx, qm[off])
+    np.add.at(pn, idx, qm[off] * np.exp(-t[off]))
+    np.add.at(x, idx, qm[off] * -np.expm1(-t[off]))
+    # pessimistic laws must not move mass down, optimistic ones not up
+    return float((moved * (bottom[on] if pessimistic else top[on])).sum())
+
+
 def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_above: float,
                pessimistic: bool, slack: float = 0.0) -> GridLaw:
     """Discretise a finite Q-law (atoms ``losses`` with Q-masses ``qm``) onto the grid of width h."""
@@ -201,19 +222,12 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
     losses, qm = losses[keep], qm[keep]
     if losses.size == 0:
         return GridLaw(h, 0, np.zeros(1), inf + (q_above if pessimistic else 0.0), slack, pessimistic)
-    cell = np.ceil(losses / h).astype(np.int64) - 1
-    t = np.clip(losses - cell * h, 0.0, h)
-    j0 = int(cell.min())
-    idx = cell - j0
-    n = int(idx.max()) + 1
-    q = np.bincount(idx, weights=qm, minlength=n)
-    pn = np.bincount(idx, weights=qm * np.exp(-t), minlength=n)
-    x = np.bincount(idx, weights=qm * -np.expm1(-t), minlength=n)
-    # one empty cell below, so that an atom on the first node is not lost optimistically
-    z = np.zeros(1)
-    return from_cells(h, j0 - 1, np.concatenate([z, q]), np.concatenate([z, pn]),
-                      np.concatenate([z, x]), inf=inf, q_above=q_above, q_below=0.0,
-                      pessimistic=pessimistic, slack=slack)
+    j0 = math.floor(float(losses.min()) / h) - 1
+    n = math.ceil(float(losses.max()) / h) + 1 - j0
+    q, pn, x, nodes = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n + 1)
+    extra = deposit_atoms(h, j0, losses, qm, q, pn, x, nodes, pessimistic)
+    return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
+                      pessimistic=pessimistic, slack=slack + extra, node_q=nodes)
 
 
 def coarsen(law: GridLaw, factor: int) -> GridLaw:
@@ -226,28 +240,30 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     i = law.offset + nz
     qm = law.masses[nz]
     big_h = law.h * factor
+    on = i % factor == 0
     cell = -((-i) // factor) - 1
-    t = (i - cell * factor) * law.h
     j0 = int(cell.min())
-    idx = cell - j0
-    n = int(idx.max()) + 1
-    q = np.bincount(idx, weights=qm, minlength=n)
-    pn = np.bincount(idx, weights=qm * np.exp(-t), minlength=n)
-    x = np.bincount(idx, weights=qm * -np.expm1(-t), minlength=n)
-    z = np.zeros(1)
-    return from_cells(big_h, j0 - 1, np.concatenate([z, q]), np.concatenate([z, pn]),
-                      np.concatenate([z, x]), inf=law.inf, q_above=0.0, q_below=0.0,
-                      pessimistic=law.pessimistic, slack=law.slack)
+    n = int(cell.max()) + 2 - j0
+    nodes = np.zeros(n + 1)
+    np.add.at(nodes, i[on] // factor - j0, qm[on])
+    off = ~on
+    idx = cell[off] - j0
+    t = (i[off] - cell[off] * factor) * law.h
+    q = np.bincount(idx, weights=qm[off], minlength=n).astype(np.float64)
+    pn = np.bincount(idx, weights=qm[off] * np.exp(-t), minlength=n).astype(np.float64)
+    x = np.bincount(idx, weights=qm[off] * -np.expm1(-t), minlength=n).astype(np.float64)
+    return from_cells(big_h, j0, q, pn, x, inf=law.inf, q_above=0.0, q_below=0.0,
+                      pessimistic=law.pessimistic, slack=law.slack, node_q=nodes)
 
 
 # ============================ composition ========================================================
 
 
-def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: float = 0.0) -> GridLaw:
-    """Drop negligible tails: pessimistically the upper tail goes to +inf and the lower tail up to
-    the first kept point; optimistically both are dropped. Entries at or below ``floor`` (the
-    round-off level of the last convolution, already in the slack) count as zero when the cut
-    points are chosen."""
+def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 0.0) -> GridLaw:
+    """Drop tails of mass at most ``tail``: pessimistically the upper tail goes to +inf and the
+    lower tail up to the first kept point; optimistically both are dropped. Entries at or below
+    ``floor`` (the round-off level of the last convolution, already in the slack) count as zero
+    when the cut points are chosen; the mass moved is the actual one."""
     m = law.masses
     if m.size <= 2:
         return law
@@ -297,7 +313,7 @@ def _fft_floor(nf: int, l2: float) -> float:
     return 0.5 * EPS_MACH * math.sqrt(math.log2(nf)) * l2
 
 
-def convolve(a: GridLaw, b: GridLaw) -> GridLaw:
+def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
     """Law of the sum of independent losses (composition), by FFT when large.
 
     Round-off: the entries of an FFT convolution are off by about u sqrt(log2 n) ||a||_2 ||b||_2
@@ -315,6 +331,9 @@ def convolve(a: GridLaw, b: GridLaw) -> GridLaw:
     same = a is b
     a0, a1 = _bulk(ma)
     b0, b1 = (a0, a1) if same else _bulk(mb)
+    if (a1 - a0) + (b1 - b0) > 0.6 * (ma.size + mb.size):
+        # the bulk fills the arrays: splitting would not shorten the FFT
+        a0, a1, b0, b1 = 0, ma.size, 0, mb.size
     ab, bb = ma[a0:a1], mb[b0:b1]
     bulk, f_bulk = _fft_conv(ab, None if same else bb, ab.size + bb.size - 1)
     out = np.zeros(n)
@@ -322,7 +341,8 @@ def convolve(a: GridLaw, b: GridLaw) -> GridLaw:
     slack_fft = bulk.size * f_bulk
     ta = ma.copy()
     ta[a0:a1] = 0.0
-    floor = f_bulk
+    floor = np.zeros(n)
+    floor[a0 + b0:a0 + b0 + bulk.size] = f_bulk
     if ta.any() or (not same and (mb[:b0].any() or mb[b1:].any())):
         # a * b - a_bulk * b_bulk = a_tail * b + a_bulk * b_tail
         if same:
@@ -342,7 +362,7 @@ def convolve(a: GridLaw, b: GridLaw) -> GridLaw:
     inf = a.inf * tot_b + (tot_a - a.inf) * b.inf
     slack = a.slack * max(tot_b, 1.0) + b.slack * max(tot_a, 1.0) + slack_fft
     return truncate(GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic),
-                    floor=8.0 * floor)
+                    tail=tail, floor=8.0 * floor)
 
 
 def to_grid(law: GridLaw, h: float) -> GridLaw:
@@ -373,12 +393,13 @@ def self_compose(law: GridLaw, k: int, max_level: int) -> GridLaw:
                 result = base
             else:
                 h = max(result.h, base.h)
-                result = convolve(to_grid(result, h), to_grid(base, h))
+                result = convolve(to_grid(result, h), to_grid(base, h), TAIL_BUDGET / 64)
         kk >>= 1
         if kk == 0:
             break
-        base = convolve(base, base)
         m *= 2
+        # a tail dropped here is used k/m times: keep each level's share of delta near TAIL_BUDGET
+        base = convolve(base, base, TAIL_BUDGET * m / (64 * k))
         level = min(int(math.log2(m)) // 2, max_level)
         target = h0 * 2 ** level
         if target > base.h:
@@ -392,5 +413,5 @@ def compose_laws(laws: list[GridLaw]) -> GridLaw:
     h = max(law.h for law in laws)
     acc = to_grid(laws[0], h)
     for law in laws[1:]:
-        acc = convolve(acc, to_grid(law, h))
+        acc = convolve(acc, to_grid(law, h), TAIL_BUDGET / 64)
     return acc

@@ -45,9 +45,9 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
     gs = list(guarantees)
     if not gs:
         raise ValueError("guarantees must contain at least one guarantee")
-    for g in gs:
-        if not isinstance(g, Guarantee):
-            raise TypeError(f"guarantees must be accountant guarantees, got {type(g).__name__}")
+    for kind in set(map(type, gs)):
+        if not issubclass(kind, Guarantee):
+            raise TypeError(f"guarantees must be accountant guarantees, got {kind.__name__}")
     if method == "exact":
         return _compose_exact(gs)
     if method == "pld":
@@ -64,7 +64,7 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
 
 
 def _compose_exact(gs: list[Guarantee]) -> Guarantee:
-    kinds = {type(g) for g in gs}
+    kinds = set(map(type, gs))
     if kinds <= {GDP}:
         return GDP(math.sqrt(math.fsum(g.mu ** 2 for g in gs if isinstance(g, GDP))))
     if kinds <= {ZCDP}:

@@ -30,6 +30,7 @@ from ._pldgrid import (
     SOURCE_TAIL,
     GridLaw,
     compose_laws,
+    deposit_atoms,
     from_atoms,
     from_cells,
     self_compose,
@@ -51,10 +52,17 @@ Direction = Literal["remove", "add"]
 DEFAULT_TOL = 3e-5
 #: Grid constant: the connect-the-dots error grows like steps * h^2 (measured on subsampled
 #: Gaussians: about 2.5 steps h^2 in epsilon), so h0 = sqrt(tol / (GRID_CONST * steps)).
-GRID_CONST = 2.5
+GRID_CONST = 1.5
 MIN_H = 2e-6
+#: Q-mass cut from the tails of each continuous mechanism: at most SOURCE_TAIL_BUDGET in total.
+SOURCE_TAIL_BUDGET = 1e-12
+SOURCE_TAIL_MAX = 1e-16
 MAX_H = 0.05
-_Z_TAIL = float(-special.ndtri(SOURCE_TAIL))
+
+
+def _z(tail: float) -> float:
+    """z with Phi(-z) = tail."""
+    return float(-special.ndtri(tail))
 
 
 # ============================ one ordered pair ===================================================
@@ -64,8 +72,10 @@ class LossDirection(ABC):
     """One ordered dominating pair (P, Q), able to discretise the law of L = log(q/p) under Q."""
 
     @abstractmethod
-    def discretize(self, h: float, pessimistic: bool) -> GridLaw:
-        """Grid law on width h: pessimistic (delta never below the truth) or optimistic."""
+    def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
+        """Grid law on width h: pessimistic (delta never below the truth) or optimistic; a
+        continuous law is cut where its tails have Q-mass ``tail`` (pessimistically moved to
+        +inf or up, optimistically dropped)."""
 
     def atoms(self) -> tuple[float, ...]:
         """Finite loss values carrying an atom, used to align the grid with them."""
@@ -81,11 +91,11 @@ class _TailDirection(LossDirection):
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]: ...
 
     @abstractmethod
-    def support(self) -> tuple[float, float]:
-        """Interval outside of which L has Q-mass at most SOURCE_TAIL."""
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
+        """Interval outside of which L has Q-mass at most ``tail`` on each side."""
 
-    def discretize(self, h: float, pessimistic: bool) -> GridLaw:
-        lo, hi = self.support()
+    def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
+        lo, hi = self.support(tail)
         j0 = math.floor(lo / h) - 1
         j1 = math.ceil(hi / h) + 1
         g = np.asarray(np.arange(j0, j1 + 1) * h, dtype=np.float64)
@@ -95,8 +105,17 @@ class _TailDirection(LossDirection):
         p = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
         q = np.maximum(q, 0.0)
         pn = np.clip(np.exp(g[:-1]) * np.maximum(p, 0.0), q * math.exp(-h), q)
-        return from_cells(h, j0, q, pn, q - pn, inf=self.q_inf, q_above=float(sq[-1]),
-                          q_below=float(fq[0]), pessimistic=pessimistic, slack=8 * EPS_MACH)
+        x = q - pn
+        nodes = np.zeros(g.size)
+        atoms, atom_q = self.point_masses()
+        extra = deposit_atoms(h, j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
+        return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+                          q_below=float(fq[0]), pessimistic=pessimistic,
+                          slack=8 * EPS_MACH + extra, node_q=nodes)
+
+    def point_masses(self) -> tuple[FloatArray, FloatArray]:
+        """Atoms of L (losses, Q-masses) not included in ``tails``."""
+        return np.zeros(0), np.zeros(0)
 
 
 def _ndtr(x: FloatArray) -> FloatArray:
@@ -114,9 +133,9 @@ class _GaussianDirection(_TailDirection):
         zp = g / self.mu + self.mu / 2
         return _ndtr(zq), _ndtr(-zq), _ndtr(zp), _ndtr(-zp)
 
-    def support(self) -> tuple[float, float]:
-        m = self.mu
-        return m * (-_Z_TAIL + m / 2), m * (_Z_TAIL + m / 2)
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
+        m, z = self.mu, _z(tail)
+        return m * (-z + m / 2), m * (z + m / 2)
 
 
 @dataclass(frozen=True)
@@ -126,15 +145,20 @@ class _LaplaceDirection(_TailDirection):
     eps: float
 
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        # the continuous part only (x in (0, eps)); its Q- and P-masses are both (1 - e^-eps)/2
         e = self.eps
-        mid = (g >= -e) & (g < e)
+        total = -0.5 * math.expm1(-e)
         gc = np.clip(g, -e, e)
-        fq = np.where(g < -e, 0.0, np.where(mid, 0.5 * np.exp(-(e - gc) / 2), 1.0))
-        sp_mid = 0.5 * np.exp(-(gc + e) / 2)
-        sp = np.where(g < -e, 1.0, np.where(mid, sp_mid, 0.0))
-        return fq, 1.0 - fq, 1.0 - sp, sp
+        sq = np.where(g < -e, total, np.where(g < e, 0.5 * -np.expm1(-(e - gc) / 2), 0.0))
+        sp = np.where(g < -e, total, np.where(g < e, 0.5 * math.exp(-e) * np.expm1((e - gc) / 2),
+                                              0.0))
+        return total - sq, sq, total - sp, sp
 
-    def support(self) -> tuple[float, float]:
+    def point_masses(self) -> tuple[FloatArray, FloatArray]:
+        e = self.eps
+        return np.array([-e, e]), np.array([0.5 * math.exp(-e), 0.5])
+
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         return -self.eps, self.eps
 
     def atoms(self) -> tuple[float, ...]:
@@ -181,11 +205,12 @@ class _SubsampledGaussianDirection(_TailDirection):
         m = self.mu
         return float(_mixture_log(self.rate, np.asarray(m * x - m * m / 2)))
 
-    def support(self) -> tuple[float, float]:
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         base = math.log1p(-self.rate)
+        z = _z(tail)
         if self.direction == "remove":
-            return base, self._loss(self.mu + _Z_TAIL)
-        return -self._loss(_Z_TAIL), -base
+            return base, self._loss(self.mu + z)
+        return -self._loss(z), -base
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,7 +226,7 @@ class _FiniteDirection(LossDirection):
     opt_inf: float
     extra_pess_inf: float = 0.0
 
-    def discretize(self, h: float, pessimistic: bool) -> GridLaw:
+    def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         if pessimistic:
             return from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
                               pessimistic=True, slack=8 * EPS_MACH)
@@ -440,8 +465,10 @@ class PLD(Guarantee):
         key = (direction, pessimistic)
         if key not in cache:
             h, max_level = self._grid
-            laws = [self_compose(s.direction(direction).discretize(h, pessimistic), c, max_level)
-                    for s, c in self.factors]
+            # a tail cut from each of the n mechanisms adds at most n * tail to delta
+            tail = min(SOURCE_TAIL_MAX, SOURCE_TAIL_BUDGET / self.steps)
+            laws = [self_compose(s.direction(direction).discretize(h, pessimistic, tail), c,
+                                 max_level) for s, c in self.factors]
             cache[key] = compose_laws(laws)
         return cache[key]
 
@@ -683,15 +710,18 @@ def _(g: ApproxDP, tol: float = DEFAULT_TOL) -> PLD:
 
 def compose_plds(items: Sequence[Guarantee], tol: float | None = None) -> PLD:
     """Compose guarantees as PLDs; equal mechanisms are grouped (repeated squaring)."""
-    plds = [pld_from_guarantee(g) for g in items]
+    # [g] * T repeats one object: count objects by identity first (C speed), convert each once
+    by_id = dict(zip(map(id, items), items, strict=True))
+    multiplicity = Counter(map(id, items))
+    plds = [(pld_from_guarantee(g), multiplicity[k]) for k, g in by_id.items()]
     counts: Counter[PairSource] = Counter()
     order: list[PairSource] = []
-    for p in plds:
+    for p, mult in plds:
         for s, c in p.factors:
             if s not in counts:
                 order.append(s)
-            counts[s] += c
-    t = min(p.tol for p in plds) if tol is None else tol
+            counts[s] += c * mult
+    t = min(p.tol for p, _ in plds) if tol is None else tol
     return PLD(tuple((s, counts[s]) for s in order), t)
 
 
