@@ -8,7 +8,8 @@ Reference epsilons come from independent high-precision computations (issue 3).
 
 dpcert is timed twice: its upper bound alone (``epsilon``) and its full bracket
 (``epsilon_bracket``, both discretisations). Each workload runs with dpcert and, when installed
-(``pip install dpcert[bench]``), with dp_accounting (PLD at its default grid, and RDP), prv_accountant (eps_error 0.01) and autodp.
+(``pip install dpcert[bench]``), with dp_accounting (PLD at its default grid, and RDP),
+prv_accountant (eps_error 0.01) and autodp.
 Seconds are the median of ``--repeats`` runs; ratios are dpcert / anchor, measured in this run
 (t_up/t for the upper bound alone, t_br/t for the bracket).
 
