@@ -72,10 +72,7 @@ def _compose_exact(gs: list[Guarantee]) -> Guarantee:
     if kinds <= {RDP, ZCDP}:
         return compose_rdp([to_rdp(g) for g in gs])
     if kinds <= {PureDP, ApproxDP}:
-        try:
-            return compose_approx_dp_exact(gs)
-        except ValueError:
-            return compose_plds(gs)
+        return compose_approx_dp_exact(gs)
     if CLTGDP in kinds:
         raise ValueError("a CLTGDP is an approximation and composes only by method='clt'; "
                          "use its .rigorous() guarantee for a bound")
