@@ -29,7 +29,10 @@ def _size(size: int | None) -> int:
     return 1 if size is None else int(size)
 
 
-def _shape_out(out: NDArray[Any], size: int | None) -> NDArray[Any]:
+def _shape_out(out: NDArray[Any], size: int | None, data: Any = None) -> Any:
+    """Stack on axis 0; a scalar input gives scalar outputs (shape (size,)); size None gives one."""
+    if data is not None and np.ndim(data) == 0 and out.ndim == 2:
+        out = out[:, 0]
     return out[0] if size is None else out
 
 
@@ -70,7 +73,7 @@ class LaplaceMechanism:
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         x = _data(data)
         z = two_sided_geometric(rng, self.sens / self.eps / GRID, (_size(size), x.size))
-        return _shape_out((np.round(x / GRID) + z) * GRID, size)
+        return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
 
     def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
         """log p_data(y) - log p_data2(y) of the continuous Laplace density (the lattice version
@@ -106,7 +109,7 @@ class GaussianMechanism:
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> FloatArray:
         x = _data(data)
         z = np.round(rng.normal(0.0, self.sens / self.mu, (_size(size), x.size)) / GRID)
-        return _shape_out((np.round(x / GRID) + z) * GRID, size)
+        return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
 
     def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
         yy = np.asarray(y, dtype=np.float64).reshape(-1, _data(data).size)
@@ -155,7 +158,8 @@ class GeometricMechanism:
 
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> NDArray[np.int64]:
         x = np.atleast_1d(np.asarray(data, dtype=np.int64))
-        return _shape_out(x + two_sided_geometric(rng, self.sens / self.eps, (_size(size), x.size)), size)
+        return _shape_out(x + two_sided_geometric(rng, self.sens / self.eps, (_size(size), x.size)), size,
+                          data)
 
 
 @dataclass(frozen=True)
