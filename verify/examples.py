@@ -70,7 +70,7 @@ class LaplaceMechanism:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> FloatArray:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         x = _data(data)
         z = two_sided_geometric(rng, self.sens / self.eps / GRID, (_size(size), x.size))
         return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
@@ -106,7 +106,7 @@ class GaussianMechanism:
     def guarantee(self) -> Guarantee:
         return GDP(self.mu)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> FloatArray:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         x = _data(data)
         z = np.round(rng.normal(0.0, self.sens / self.mu, (_size(size), x.size)) / GRID)
         return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
@@ -130,7 +130,7 @@ class RandomizedResponse:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> NDArray[np.int64]:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         keep = rng.random(_size(size)) < 1.0 / (1.0 + math.exp(-self.eps))
         bit = int(data)
         return _shape_out(np.where(keep, bit, 1 - bit).astype(np.int64), size)
@@ -156,7 +156,7 @@ class GeometricMechanism:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> NDArray[np.int64]:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         x = np.atleast_1d(np.asarray(data, dtype=np.int64))
         return _shape_out(x + two_sided_geometric(rng, self.sens / self.eps, (_size(size), x.size)), size,
                           data)
@@ -180,7 +180,7 @@ class ReportNoisyMax:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> NDArray[Any]:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         q = _data(data)
         shape = (_size(size), q.size)
         z = rng.exponential(1 / self.eps, shape) if self.noise == "exponential" else \
@@ -219,7 +219,7 @@ class SparseVector:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> NDArray[np.int64]:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         q = _data(data)
         n = _size(size)
         e, c, v = self.eps, self.c, self.variant
@@ -256,7 +256,7 @@ class NoisySum:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> FloatArray:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         s = float(np.clip(_data(data), -1.0, 1.0).sum())
         z = two_sided_geometric(rng, self.assumed_sensitivity / self.eps / GRID, (_size(size),))
         return _shape_out((np.round(s / GRID) + z) * GRID, size)
@@ -278,7 +278,7 @@ class NoisyHistogram:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> FloatArray:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         records = np.asarray(data, dtype=np.int64)
         h = np.bincount(records, minlength=self.bins)[: self.bins].astype(np.float64)
         sens = 2.0 if self.calibrated_for == "replace" else 1.0
@@ -300,7 +300,7 @@ class TextbookLaplace:
     def guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> FloatArray:
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         u = rng.random(_size(size)) - 0.5
         noise = -(1.0 / self.eps) * np.sign(u) * np.log1p(-2.0 * np.abs(u))
         return _shape_out(float(data) + noise, size)
