@@ -2,5 +2,16 @@
 
 from .audit import AuditReport, TestPoint, assert_private, audit
 from .certify import Certificate, certify
+from .neighbours import PatternSearch, RandomSearch, statdp_patterns
 
-__all__ = ["AuditReport", "Certificate", "TestPoint", "assert_private", "audit", "certify"]
+__all__ = [
+    "AuditReport",
+    "Certificate",
+    "PatternSearch",
+    "RandomSearch",
+    "TestPoint",
+    "assert_private",
+    "audit",
+    "certify",
+    "statdp_patterns",
+]
