@@ -24,7 +24,7 @@ def cp_upper(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
     out = np.ones(kk.shape)
     inner = kk < nn
     if inner.any():
-        out[inner] = stats.beta.ppf(1.0 - gamma, kk[inner] + 1.0, nn[inner] - kk[inner])
+        out[inner] = stats.beta.isf(gamma, kk[inner] + 1.0, nn[inner] - kk[inner])
     return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
 
 
