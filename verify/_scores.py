@@ -31,6 +31,8 @@ class Score:
 
     name: str
     fn: Callable[[Batch], FloatArray]
+    #: False when the score does not depend on the draws (thresholds may use all selection draws)
+    fitted: bool = True
 
     def __call__(self, batch: Batch) -> FloatArray:
         return self.fn(batch)
@@ -107,7 +109,8 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
     out: list[Score] = []
     if privacy_loss is not None:
         pl = privacy_loss
-        out.append(Score("likelihood ratio", lambda b: np.asarray(pl(b.raw), dtype=np.float64).ravel()))
+        out.append(Score("likelihood ratio", lambda b: np.asarray(pl(b.raw), dtype=np.float64).ravel(),
+                         fitted=False))
     if discrete or p.values is None:
         table = _count_table(p.keys, q.keys)
         out.append(Score("exact value counts", lambda b: table(b.keys)))
@@ -117,9 +120,12 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
     is_float = p.values.dtype.kind == "f"
     if d <= MAX_COORDS:
         for j in range(d):
-            out.append(Score(f"y[{j}]" if d > 1 else "y", _coord(j)))
+            out.append(Score(f"y[{j}]" if d > 1 else "y", _coord(j), fitted=False))
+    # with the exact likelihood ratio declared, estimated ratios (histogram, classifier) can only
+    # approximate it and would cost power; the coordinate and IEEE-754 families stay
+    exact = privacy_loss is not None
     if is_float and not discrete:
-        if d == 1:
+        if d == 1 and not exact:
             pooled = np.concatenate([p.values[:, 0], q.values[:, 0]])
             nbins = int(np.clip(np.sqrt(pooled.size) / 8, 8, 256))
             edges = np.unique(np.quantile(pooled, np.linspace(0, 1, nbins + 1)[1:-1], method="inverted_cdf"))
@@ -131,7 +137,7 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
             bits = _count_table(row_keys(lowest_bit_exponent(p.values)),
                                 row_keys(lowest_bit_exponent(q.values)))
             out.append(Score("IEEE-754 granularity", lambda b: bits(row_keys(lowest_bit_exponent(_vals(b))))))
-    if not discrete or d > 1:
+    if (not discrete or d > 1) and not exact:
         out.append(_fit_logistic_score(p.values, q.values, rng))
     return out
 

@@ -51,6 +51,9 @@ Objective = Literal["eps", "mu", "claim"]
 #: Outputs with at most this many distinct values (or this share of the sample) are counted exactly.
 DISCRETE_MAX_VALUES = 256
 DISCRETE_MAX_SHARE = 0.02
+#: Regions are chosen by the bound they would give at this multiple of the evaluation level: a
+#: stricter level penalises small, noisy regions (the winner's curse over many thresholds).
+SELECTION_LEVEL_FACTOR = 0.01
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,7 @@ def _is_discrete(p: Batch, q: Batch) -> bool:
 
 def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
           confidence: float = 0.95, seed: int | np.random.SeedSequence | None = None,
-          vectorised: bool = False, delta: float | None = None, selection_fraction: float = 0.5,
+          vectorised: bool = False, delta: float | None = None, selection_fraction: float = 0.3,
           max_pairs: int = 3, workers: int | None = None, executor: Executor | None = None,
           progress: bool = False, use_privacy_loss: bool = True) -> AuditReport:
     """Audit ``mechanism`` against ``claim`` on neighbouring inputs.
@@ -295,15 +298,17 @@ def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
                                 discrete=discrete, rng=fit_rng)
             fitted.append((scores, discrete))
             for si, sc in enumerate(scores):
-                sp, sq = _checked_scores(sc, pick_p), _checked_scores(sc, pick_q)
+                # a score that was not fitted may choose its threshold on all selection draws
+                sp = _checked_scores(sc, pick_p if sc.fitted else bp)
+                sq = _checked_scores(sc, pick_q if sc.fitted else bq)
                 thr = _thresholds(sp, sq)
                 masses = _region_masses(sp, sq, thr)
                 for direction in (0, 1):
                     a_hat, r_hat = masses[2 * direction], masses[2 * direction + 1]
                     # the same bounds on the threshold-choice draws: a lucky extreme region with
                     # few events scores low, so the choice is robust to the winner's curse
-                    a_up = _stats.cp_upper(a_hat * sp.size, sp.size, gamma)
-                    b_up = 1.0 - _stats.cp_lower(r_hat * sq.size, sq.size, gamma)
+                    a_up = _stats.cp_upper(a_hat * sp.size, sp.size, gamma * SELECTION_LEVEL_FACTOR)
+                    b_up = 1.0 - _stats.cp_lower(r_hat * sq.size, sq.size, gamma * SELECTION_LEVEL_FACTOR)
                     for o in objectives:
                         vals = _objective_values(o, a_up, b_up, d_report, f)
                         j = int(np.argmax(vals))

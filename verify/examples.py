@@ -338,8 +338,8 @@ def _rnm_laplace_pair_eps(eps: float) -> float:
 
 def cases() -> list[Case]:
     """The benchmark suite: correct mechanisms (no violation expected) and buggy ones (flagged)."""
-    svt_q = [0.0] * 5
-    svt_q2 = [1.0] * 5
+    svt_q = [0.0] * 10
+    svt_q2 = [1.0] * 10
     ramp = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
     ramp2 = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
     return [
@@ -366,7 +366,8 @@ def cases() -> list[Case]:
         Case("svt unscaled query noise (Alg. 4) c=3", SparseVector(1.0, c=3, variant="unscaled_query_noise"),
              [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), (1 + 6 * 3) / 4, True),
         Case("svt no threshold noise", SparseVector(1.0, variant="no_threshold_noise"),
-             [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), None, True),
+             [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), 2.5, True,
+             "true eps on the pairs: all 10 answers below, e^(10/4)"),
         Case("noisy max returning value (5 queries)", ReportNoisyMax(1.0, "laplace", return_value=True),
              [([0.0] * 5, [1.0] * 5)], PureDP(1.0), 5.0, True),
         Case("sum with wrong sensitivity", NoisySum(1.0, assumed_sensitivity=1.0),
