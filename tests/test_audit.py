@@ -150,3 +150,24 @@ def test_bound_helpers() -> None:
     assert math.isclose(float(eps_lower_bound(0.1, 1 - math.e * 0.1, 0.0)), 1.0, rel_tol=1e-12)
     assert float(eps_lower_bound(0.5, 0.5, 0.0)) == 0.0
     assert math.isclose(float(mu_lower_bound(0.3085375387259869, 0.3085375387259869)), 1.0, rel_tol=1e-9)
+
+
+def test_fdp_claim_and_plot() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from accountant import FDP
+    from accountant.tradeoff import GaussianTradeoff
+
+    r = verify.audit(examples.GaussianMechanism(1.0), [(0.0, 1.0)], FDP(GaussianTradeoff(0.6)),
+                     samples=20_000, seed=0)
+    assert r.violation and r.n_tests == 2 and r.witness is not None and r.witness.claim_margin > 0
+    ax = r.plot()
+    assert ax.get_xlabel() == "type I error alpha"
+
+
+def test_json_handles_infinite_bounds() -> None:
+    r = verify.audit(examples.textbook_laplace, [(0.0, 1.0)], PureDP(1.0), samples=2000, seed=0,
+                     delta=0.0)
+    d = json.loads(r.to_json())
+    assert isinstance(d["points"], list) and d["points"][0]["n"] == r.points[0].n
