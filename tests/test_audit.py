@@ -171,3 +171,15 @@ def test_json_handles_infinite_bounds() -> None:
                      delta=0.0)
     d = json.loads(r.to_json())
     assert isinstance(d["points"], list) and d["points"][0]["n"] == r.points[0].n
+
+
+@pytest.mark.parametrize("p", [0.001, 0.05, 0.3, 0.5, 0.77, 0.999])
+def test_clopper_pearson_exact_coverage(p: float) -> None:
+    # exact coverage, summing the binomial pmf: P(upper >= p) >= 1 - gamma and P(lower <= p) >= 1 - gamma
+    from scipy import stats
+
+    n, gamma = 60, 0.05
+    k = np.arange(n + 1)
+    pmf = stats.binom.pmf(k, n, p)
+    assert pmf[cp_upper(k, n, gamma) >= p].sum() >= 1 - gamma - 1e-12
+    assert pmf[cp_lower(k, n, gamma) <= p].sum() >= 1 - gamma - 1e-12

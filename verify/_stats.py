@@ -8,6 +8,7 @@ of Beta(k, n - k + 1) (0 when k = 0). Both hold with probability >= 1 - gamma fo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -70,11 +71,11 @@ def binomial_tail_pvalue(k: int, n: int, p: float) -> float:
     return float(stats.binom.sf(k - 1, n, p))
 
 
-def bisect_level(is_refuted: object, lo: float = 1e-300, hi: float = 0.5, iters: int = 80) -> float:
+def bisect_level(is_refuted: Callable[[float], bool], lo: float = 1e-300, hi: float = 0.5,
+                 iters: int = 80) -> float:
     """Smallest per-bound level gamma in [lo, hi] at which ``is_refuted(gamma)`` is True (1.0 if it
     never is). ``is_refuted`` must be monotone: bounds tighten as gamma grows."""
     f = is_refuted
-    assert callable(f)
     if not f(hi):
         return 1.0
     if f(lo):
