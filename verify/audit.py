@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -103,8 +103,16 @@ class AuditReport:
     notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["claim"] = str(self.claim)
+        d: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "claim":
+                v = str(v)
+            elif f.name == "witness":
+                v = None if v is None else asdict(v)
+            elif f.name == "points":
+                v = [asdict(p) for p in v]
+            d[f.name] = v
         return d
 
     def to_json(self, **kwargs: Any) -> str:
