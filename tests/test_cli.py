@@ -104,3 +104,19 @@ def test_json_is_finite_safe(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "account", "--gdp", "1", "--delta", "0", "--json")
     assert json.loads(out)["epsilon"]["0"] == "inf"
     assert np.isfinite(json.loads(run(capsys, "account", "--gdp", "1", "--json")[1])["mu"])
+
+
+def test_account_mixed_notions_uses_pld_when_available(capsys: pytest.CaptureFixture[str]) -> None:
+    from accountant import PureDP, compose
+
+    try:
+        compose([GDP(0.5), PureDP(0.1)], method="pld")  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        code, _, err = run(capsys, "account", "--gdp", "0.5", "--pure", "0.1x100", "--delta", "1e-5")
+        assert code == 2 and "cannot compose" in err
+        pytest.skip("accountant has no PLD composition on this branch")
+    code, out, _ = run(capsys, "account", "--gdp", "0.5", "--pure", "0.1x100", "--approx", "1,1e-6",
+                       "--delta", "1e-5", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["method"] == "pld" and d["count"] == 102
+    assert isinstance(d["epsilon"]["1e-05"], float)
