@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
@@ -54,6 +55,8 @@ DISCRETE_MAX_SHARE = 0.02
 #: Regions are chosen by the bound they would give at this multiple of the evaluation level: a
 #: stricter level penalises small, noisy regions (the winner's curse over many thresholds).
 SELECTION_LEVEL_FACTOR = 0.01
+#: With ``progress=None`` a progress bar is shown on a terminal from this many draws per input.
+AUTO_PROGRESS_DRAWS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -240,7 +243,7 @@ def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
           confidence: float = 0.95, seed: int | np.random.SeedSequence | None = None,
           vectorised: bool = False, delta: float | None = None, selection_fraction: float = 0.3,
           max_pairs: int = 3, workers: int | None = None, executor: Executor | None = None,
-          progress: bool = False, use_privacy_loss: bool = True) -> AuditReport:
+          progress: bool | None = None, use_privacy_loss: bool = True) -> AuditReport:
     """Audit ``mechanism`` against ``claim`` on neighbouring inputs.
 
     mechanism: a dpcert mechanism (``.sample(data, rng, size)``, optional ``.privacy_loss``) or a
@@ -252,6 +255,9 @@ def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
     claim: any accountant guarantee; refuted when a test's confidence box lies below its curve.
     samples: draws per input of each pair (``selection_fraction`` of them choose the regions).
     delta: where ``epsilon_lower`` is reported (default: the claim's delta, else 0).
+    selection_fraction: share of the draws used to fit scores and choose regions (the rest bound
+      the errors); max_pairs: pairs carried from screening to evaluation.
+    progress: a progress bar on stderr (default: on a terminal, for long audits).
     workers / executor: draw in processes, or on any ``concurrent.futures.Executor`` (e.g. a Dask
       ``client.get_executor()``); the mechanism must then be picklable. Results depend on ``seed``
       only, not on the number of workers.
@@ -286,6 +292,8 @@ def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
     f = claim.tradeoff
     fit_rng = np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31)))
 
+    if progress is None:  # automatic: long audits on an interactive terminal
+        progress = sys.stderr.isatty() and samples * len(pairs) >= AUTO_PROGRESS_DRAWS
     bar = Progress(2 * n_sel * len(pairs), progress)
     sampler = Sampler(mechanism, mode, pairs, root, workers, executor, bar)
     try:
