@@ -2,10 +2,12 @@
 
 A mechanism satisfies f-DP exactly when every test between its outputs on neighbouring inputs has
 errors (alpha, beta) with beta >= f(alpha) (Wasserman & Zhou 2010; Dong, Roth & Su 2022, Def. 2.3).
-The audit draws outputs on each pair, chooses rejection regions {s > t} on a selection half
-(scores: exact likelihood ratio, exact value counts, thresholds on coordinates, histograms,
-IEEE-754 granularity, logistic regression), and bounds alpha = P(reject | data) and
-beta = P(accept | data2) on the independent evaluation half with exact Clopper-Pearson bounds.
+The audit draws outputs on each pair, chooses rejection regions {s > t} on a selection part of
+the draws (30% by default; scores: exact likelihood ratio, exact value counts, thresholds on
+coordinates, histograms, IEEE-754 granularity, logistic regression), and bounds
+alpha = P(reject | data) and beta = P(accept | data2) on the independent evaluation part with exact
+Clopper-Pearson bounds. Regions are chosen to maximise the bound they would give (computed with the
+same formula on the selection draws, at a stricter level so small noisy regions lose).
 With K tests and 2 bounds per test, each bound is taken at level (1 - confidence) / (2K)
 (Bonferroni), so all reported bounds hold together with probability >= confidence. A claim is
 refuted when some box corner (alpha_u, beta_u) lies strictly below the claimed curve; since f
@@ -250,7 +252,7 @@ def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
       callable ``(data, rng) -> output`` (float, int, tuple, list or array), or with
       ``vectorised=True`` a callable ``(data, rng, size)`` stacking outputs on axis 0.
     neighbours: a list of ``(data, data2)`` pairs, or a search (``verify.neighbours``) with a
-      ``pairs(rng)`` method. With several pairs, all are screened on the selection half and the
+      ``pairs(rng)`` method. With several pairs, all are screened on the selection draws and the
       ``max_pairs`` most promising are evaluated (the selection is inside the error budget).
     claim: any accountant guarantee; refuted when a test's confidence box lies below its curve.
     samples: draws per input of each pair (``selection_fraction`` of them choose the regions).
