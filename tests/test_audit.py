@@ -183,3 +183,20 @@ def test_clopper_pearson_exact_coverage(p: float) -> None:
     pmf = stats.binom.pmf(k, n, p)
     assert pmf[cp_upper(k, n, gamma) >= p].sum() >= 1 - gamma - 1e-12
     assert pmf[cp_lower(k, n, gamma) <= p].sum() >= 1 - gamma - 1e-12
+
+
+def test_nan_outputs_are_one_value_and_object_arrays_are_counted() -> None:
+    def maybe(x: float, rng: np.random.Generator, size: int) -> np.ndarray:
+        answered = rng.random(size) < (0.8 if x else 0.2)
+        return np.where(answered, 1.0, np.nan)
+
+    r = verify.audit(maybe, [(0.0, 1.0)], PureDP(1.0), samples=4000, seed=0, vectorised=True)
+    assert r.violation and 1.0 < r.epsilon_lower <= math.log(4)  # true eps = log 4
+
+    def objs(x: int, rng: np.random.Generator, size: int) -> np.ndarray:
+        out = np.empty(size, dtype=object)
+        out[:] = ["a" if u < (0.8 if x else 0.2) else "b" for u in rng.random(size)]
+        return out
+
+    r = verify.audit(objs, [(0, 1)], PureDP(1.0), samples=4000, seed=0, vectorised=True)
+    assert r.violation and r.epsilon_lower <= math.log(4)

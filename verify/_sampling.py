@@ -201,7 +201,9 @@ def to_batch(chunks: list[Any], n: int, expected_shape: tuple[int, ...] | None) 
         if raw.ndim == 0 or raw.shape[0] != n:
             raise ValueError(f"mechanism's vectorised sampler must return {n} outputs stacked on axis 0, "
                              f"got an array of shape {raw.shape}")
-        arr = raw
+        arr: NDArray[Any] | None = raw
+        if raw.dtype.kind not in "biuf":
+            objs = list(raw)
     else:
         raw = objs
         if len(objs) != n:
@@ -215,11 +217,9 @@ def to_batch(chunks: list[Any], n: int, expected_shape: tuple[int, ...] | None) 
         values = arr.reshape(n, -1)
         if values.dtype.kind == "b":
             values = values.astype(np.int64)
-        if values.dtype.kind == "f" and np.isnan(values).any():
-            values = None
-            keys = np.empty(n, dtype=object)
-            keys[:] = [_hashable(o) for o in (objs if objs else list(arr))]
-            return Batch(None, keys, raw)
+        if values.dtype.kind == "f":
+            # one bit pattern for NaN, so a NaN output ("no answer") is one value when counted
+            values = np.where(np.isnan(values), np.nan, values)
         return Batch(values, row_keys(values), raw)
     keys = np.empty(n, dtype=object)
     keys[:] = [_hashable(o) for o in objs]
@@ -227,18 +227,13 @@ def to_batch(chunks: list[Any], n: int, expected_shape: tuple[int, ...] | None) 
 
 
 def _try_numeric(objs: list[Any]) -> NDArray[Any] | None:
-    first = objs[0] if objs else None
-    if first is None or isinstance(first, (str, bytes, dict)):
+    if not objs or isinstance(objs[0], (str, bytes, dict)):
         return None
     try:
         arr = np.asarray(objs)
     except (ValueError, TypeError):
         return None
-    if arr.dtype == object:
-        return None
-    if arr.dtype.kind == "b" and arr.ndim > 1:
-        return arr
-    return arr
+    return None if arr.dtype == object else arr
 
 
 def pooled_unique_count(a: Batch, b: Batch) -> int:
