@@ -204,7 +204,11 @@ class SparseVector:
       - "no_halting": Alg. 6 (Chen et al.) — query noise Lap(2/eps), never halts; not DP.
       - "no_threshold_noise": the threshold is used without noise; privacy degrades with the
         number of queries.
-    Output: one int per query, 1 above, 0 below, -1 not answered (after halting).
+      - "noisy_answer": Alg. 3 (Roth's lecture notes) — releases q_i + nu_i for positive answers;
+        not eps-DP (its loss grows with the number of negative answers). Not in the benchmark:
+        the default score families do not find its violating event at 10^6 draws.
+    Output: one int per query, 1 above, 0 below, -1 not answered (after halting); for
+    "noisy_answer" a float per query, the noisy answer when above and NaN otherwise.
     """
 
     eps: float
@@ -231,14 +235,16 @@ class SparseVector:
             rho_scale, nu_scale = 2.0 / e, 4.0 * c / e
         rho = np.zeros(n) if v == "no_threshold_noise" else rng.laplace(0.0, rho_scale, n)
         out = np.full((n, q.size), -1, dtype=np.int64)
+        answers = np.full((n, q.size), np.nan)
         count = np.zeros(n, dtype=np.int64)
         for i in range(q.size):
             active = np.ones(n, dtype=bool) if v == "no_halting" else count < c
             nu = np.zeros(n) if v == "no_query_noise" else rng.laplace(0.0, nu_scale, n)
             above = q[i] + nu >= self.threshold + rho
             out[:, i] = np.where(active, above.astype(np.int64), -1)
+            answers[:, i] = np.where(active & above, snap(q[i] + nu), np.nan)
             count += active & above
-        return _shape_out(out, size)
+        return _shape_out(answers if v == "noisy_answer" else out, size)
 
 
 @dataclass(frozen=True)
