@@ -75,13 +75,20 @@ def lowest_bit_exponent(y: NDArray[Any]) -> NDArray[np.int64]:
     return np.where(finite, e, np.where(y == 0.0, -2000, 2000)).astype(np.int64)
 
 
-def _logistic_features(v: NDArray[Any], center: FloatArray, scale: FloatArray, quad: bool) -> FloatArray:
-    z = (np.asarray(v, dtype=np.float64) - center) / scale
+def _logistic_features(v: NDArray[Any], center: FloatArray, scale: FloatArray, quad: bool,
+                       missing: bool) -> FloatArray:
+    """Standardised coordinates (and squares); with ``missing``, indicators of NaN ("no answer")
+    coordinates and of the count of them."""
+    x = np.asarray(v, dtype=np.float64)
+    z = (x - center) / scale
     z = np.nan_to_num(z, nan=0.0, posinf=50.0, neginf=-50.0)
     z = np.clip(z, -50.0, 50.0)
     cols = [np.ones((z.shape[0], 1)), z]
     if quad:
         cols.append(z * z)
+    if missing:
+        nan = np.isnan(x).astype(np.float64)
+        cols += [nan, nan.sum(axis=1, keepdims=True)]
     return np.concatenate(cols, axis=1)
 
 
@@ -163,9 +170,11 @@ def _fit_logistic_score(vp: NDArray[Any], vq: NDArray[Any], rng: np.random.Gener
     scale = np.nan_to_num(np.nanstd(fin, axis=0), nan=1.0)
     scale = np.where(scale > 0, scale, 1.0)
     quad = both.shape[1] <= MAX_COORDS
-    w = fit_logistic(_logistic_features(both, center, scale, quad), labels)
+    missing = bool(np.isnan(both).any())
+    w = fit_logistic(_logistic_features(both, center, scale, quad, missing), labels)
 
     def score(b: Batch) -> FloatArray:
-        return np.asarray(_logistic_features(_vals(b), center, scale, quad) @ w, dtype=np.float64)
+        feats = _logistic_features(_vals(b), center, scale, quad, missing)
+        return np.asarray(feats @ w, dtype=np.float64)
 
     return Score("logistic regression", score)
