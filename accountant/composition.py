@@ -105,7 +105,7 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
         losses = (losses[:, None] + group_loss[None, :]).ravel()
         log_q = (log_q[:, None] + group_log_q[None, :]).ravel()
     q = np.exp(log_q + log_no_atom)
-    atom = -math.expm1(log_no_atom)
+    atom = max(0.0, -math.expm1(log_no_atom))
     return FDP(FiniteLossTradeoff.from_losses(losses, q / q.sum() * (1 - atom), q_inf=atom,
                                               p_ninf=atom))
 
