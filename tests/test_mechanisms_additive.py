@@ -86,13 +86,13 @@ def test_classic_gaussian_baseline_and_its_validity_condition() -> None:
 @given(eps=st.floats(0.05, 5.0), log_delta=st.floats(-12.0, -1.0), l2=st.floats(0.01, 10.0))
 def test_analytic_gaussian_meets_target_tightly(eps: float, log_delta: float, l2: float) -> None:
     delta = 10.0**log_delta
-    m = Gaussian.calibrated(CustomL2(l2), ApproxDP(eps, delta))
+    m = Gaussian.calibrated(custom_l2(l2), ApproxDP(eps, delta))
     sigma = float(m.scale)
     assert m.guarantee().delta(eps) <= delta  # the declared guarantee meets the target
     assert GDP(l2 / (sigma * (1 - 1e-6))).delta(eps) > delta  # and less noise would not
 
 
-def CustomL2(l2: float) -> mechanisms.CustomQuery:  # noqa: N802
+def custom_l2(l2: float) -> mechanisms.CustomQuery:
     return mechanisms.CustomQuery(Domain(0, 1), lambda x: np.array([x.sum()]), l2=l2)
 
 

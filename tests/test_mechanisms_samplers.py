@@ -68,7 +68,7 @@ def enumerate_outcomes(fn: Callable[[Any], bool], max_draws: int) -> tuple[Fract
             if len(script) == max_draws:
                 truncated += weight
             else:
-                stack.extend((script + [v], weight / need.high) for v in range(need.high))
+                stack.extend(([*script, v], weight / need.high) for v in range(need.high))
             continue
         if result:
             p_true += weight
