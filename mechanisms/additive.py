@@ -100,8 +100,8 @@ class _Additive(Mechanism):
         return float(self.scale)
 
     def _ratio_up(self) -> float:
-        """Delta / scale rounded up."""
-        return math.nextafter(self._delta() / self._scale(), math.inf)
+        """Delta / scale, with the scale the sampler actually uses (a float), rounded up."""
+        return to_float_up("Delta/scale", self.sensitivity / sympy.Rational(self._scale()))
 
     @property
     def output(self) -> OutputSpec:
@@ -275,7 +275,9 @@ class DiscreteLaplace(_DiscreteMixin):
         return FDP(discrete_laplace_tradeoff(self._integer_delta(), float(self._fraction())))
 
     def standard_guarantee(self) -> Guarantee:
-        return PureDP(math.nextafter(self._integer_delta() / float(self._fraction()), math.inf))
+        b = self._fraction()
+        return PureDP(to_float_up("Delta/scale", sympy.Rational(self._integer_delta() * b.denominator,
+                                                                b.numerator)))
 
     def _noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[Any]:
         return discrete_laplace_array(rng, self._fraction(), shape)
@@ -317,9 +319,8 @@ class DiscreteGaussian(_DiscreteMixin):
                             else sympy.simplify(self.scale**2))
 
     def guarantee(self) -> Guarantee:
-        d = self._delta()
-        rho = math.nextafter(d * d / (2.0 * self._scale() ** 2), math.inf)
-        return ZCDP(rho)
+        s2 = self._sigma2()  # the variance parameter the sampler uses (>= sigma^2)
+        return ZCDP(to_float_up("rho", self.sensitivity**2 * s2.denominator / (2 * s2.numerator)))
 
     def _noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[Any]:
         return discrete_gaussian_array(rng, self._sigma2(), shape)

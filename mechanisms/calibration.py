@@ -26,6 +26,9 @@ from accountant import GDP, ZCDP, ApproxDP, Guarantee, PureDP
 
 from .domain import as_expr, is_numeric, to_float_up
 
+#: Relative margin under the target delta kept by the analytic Gaussian calibration.
+PROFILE_MARGIN = 1e-10
+
 __all__ = [
     "analytic_gaussian_sigma",
     "classic_gaussian_sigma",
@@ -123,8 +126,12 @@ def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
     if target.delta_ == 0.0:
         raise ValueError("Gaussian noise cannot give (eps, 0)-DP; delta must be > 0")
 
+    # The profile is evaluated in floating point (relative error ~1e-15, not exactly monotone at the
+    # last digit); a relative margin keeps the reported guarantee below delta after rounding.
+    goal = target.delta_ * (1.0 - PROFILE_MARGIN)
+
     def ok(mu: float) -> bool:
-        return GDP(mu).delta(target.eps) <= target.delta_
+        return GDP(mu).delta(target.eps) <= goal
 
     lo, hi = 1e-300, 1.0
     while ok(hi):

@@ -232,7 +232,7 @@ class PrivateMax(Mechanism):
         return 2 * self.utility.linf / sympy.Rational(repr(self.eps))
 
     def guarantee(self) -> Guarantee:
-        return PureDP(math.nextafter(1.5 * self.eps, math.inf))
+        return PureDP(to_float_up("3 eps/2", sympy.Rational(3, 2) * sympy.Rational(self.eps)))
 
     @property
     def output(self) -> OutputSpec:
@@ -287,7 +287,7 @@ class Peeling(Mechanism):
         return ApproxDP(self.eps, self.delta)
 
     def guarantee(self) -> Guarantee:
-        step = PureDP(math.nextafter(1.5 * self.step_eps, math.inf))
+        step = PureDP(to_float_up("3 eps'/2", sympy.Rational(3, 2) * sympy.Rational(self.step_eps)))
         return compose([step] * self.k, method="exact")
 
     @property

@@ -82,7 +82,7 @@ def test_classic_gaussian_baseline_and_its_validity_condition() -> None:
     assert GDP(1.0 / float(s)).delta(0.5) <= 1e-5
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(eps=st.floats(0.05, 5.0), log_delta=st.floats(-12.0, -1.0), l2=st.floats(0.01, 10.0))
 def test_analytic_gaussian_meets_target_tightly(eps: float, log_delta: float, l2: float) -> None:
     delta = 10.0**log_delta
