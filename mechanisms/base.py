@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import Guarantee, compose
@@ -142,7 +143,8 @@ class Pipeline(Mechanism):
 
     @property
     def sensitivity(self) -> Any:
-        return tuple(m.sensitivity for m in self.mechanisms)
+        """The parts' sensitivities, as a sympy Tuple."""
+        return sympy.Tuple(*(m.sensitivity for m in self.mechanisms))
 
     def guarantee(self, method: str = "exact", standard: bool = False) -> Guarantee:
         gs = [m.standard_guarantee() if standard else m.guarantee() for m in self.mechanisms]

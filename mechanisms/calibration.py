@@ -41,6 +41,13 @@ def _target_name(target: object) -> str:
     return type(target).__name__
 
 
+def _nonzero(sensitivity: Any) -> Any:
+    if is_numeric(sensitivity) and sensitivity == 0:
+        raise ValueError("the sensitivity is 0: the query does not depend on any one record (e.g. a count "
+                         "of all records under replace-one, where n is public); release it without noise")
+    return sensitivity
+
+
 def laplace_scale(l1: Any, target: Guarantee) -> Any:
     """Laplace scale b (sympy) for L1 sensitivity ``l1`` meeting ``target`` (see module table).
 
@@ -48,7 +55,7 @@ def laplace_scale(l1: Any, target: Guarantee) -> Any:
     [-Delta/b, Delta/b] (Dong, Roth & Su 2022, Sec. 2.3), so it is exact, not a bound.
     GDP targets are refused: Laplace noise is not calibrated to a Gaussian curve here.
     """
-    l1 = as_expr("l1", l1)
+    l1 = _nonzero(as_expr("l1", l1))
     if isinstance(target, PureDP):
         if target.eps == 0.0:
             raise ValueError("eps = 0 cannot be met by Laplace noise of finite scale")
@@ -73,7 +80,7 @@ def gaussian_sigma(l2: Any, target: Guarantee, method: str = "analytic") -> Any:
     sensitivity) or ``method="classic"`` (Dwork & Roth Thm A.1; valid only for eps < 1).
     PureDP targets raise: no Gaussian noise gives pure DP.
     """
-    l2 = as_expr("l2", l2)
+    l2 = _nonzero(as_expr("l2", l2))
     if isinstance(target, GDP):
         return l2 / as_expr("mu", target.mu)
     if isinstance(target, ZCDP):

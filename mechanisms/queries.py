@@ -392,7 +392,8 @@ class Histogram(Query):
                                (disj, "adding or removing one record changes at most s counts by 1"))
         return Sensitivity(2 * s, sympy.sqrt(2 * s), sympy.Integer(1),
                            (disj, "replacing one record lowers at most s counts by 1 and raises at "
-                                  "most s others by 1 (attained when k >= 2s)"))
+                                  "most s others by 1 (attained when k >= 2s)"),
+                           exact=self.k is not None and self.k >= 2 * self.max_bins_per_record)
 
     def evaluate(self, x: FloatArray) -> FloatArray:
         if self.edges is not None:
