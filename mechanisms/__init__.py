@@ -25,6 +25,7 @@ from .queries import (
 )
 from .samplers import (
     bernoulli_exp_neg,
+    bernoulli_exp_neg_vec,
     bernoulli_rational,
     discrete_gaussian,
     discrete_gaussian_array,
@@ -70,6 +71,7 @@ __all__ = [
     "VectorQuery",
     "analytic_gaussian_sigma",
     "bernoulli_exp_neg",
+    "bernoulli_exp_neg_vec",
     "bernoulli_rational",
     "calibrate",
     "classic_gaussian_sigma",

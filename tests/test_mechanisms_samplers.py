@@ -21,6 +21,7 @@ from scipy import stats
 from mechanisms import samplers
 from mechanisms.samplers import (
     bernoulli_exp_neg,
+    bernoulli_exp_neg_vec,
     bernoulli_rational,
     discrete_gaussian_array,
     discrete_laplace_array,
@@ -44,14 +45,18 @@ class ScriptedRng:
         self.pos = 0
         self.highs: list[int] = []
 
-    def integers(self, low: int, high: int, *args: Any, **kwargs: Any) -> int:
+    def integers(self, low: int, high: Any, *args: Any, **kwargs: Any) -> Any:
         assert low == 0
+        is_array = np.ndim(high) > 0
+        h = int(np.asarray(high).reshape(-1)[0]) if is_array else int(high)
+        if is_array:
+            assert np.size(high) == 1, "the enumerator handles one element at a time"
         if self.pos == len(self.script):
-            raise _NeedChoice(high)
+            raise _NeedChoice(h)
         v = self.script[self.pos]
-        self.highs.append(high)
+        self.highs.append(h)
         self.pos += 1
-        return v
+        return np.array([v]) if is_array else v
 
 
 def enumerate_outcomes(fn: Callable[[Any], bool], max_draws: int) -> tuple[Fraction, Fraction]:
@@ -96,6 +101,28 @@ def test_bernoulli_exp_neg_tree_is_exact(gamma: Fraction, depth: int) -> None:
     assert trunc == gamma**depth / math.factorial(depth)
     # hence |P(True) - exp(-gamma)| <= truncated mass
     assert abs(float(got) - math.exp(-float(gamma))) <= float(trunc)
+
+
+@pytest.mark.parametrize(("gamma", "depth"), [(Fraction(1), 8), (Fraction(2, 3), 5)])
+def test_vectorised_bernoulli_exp_neg_tree_is_exact(gamma: Fraction, depth: int) -> None:
+    def run(rng: Any) -> bool:
+        num = np.array([gamma.numerator], dtype=np.int64)
+        den = np.array([gamma.denominator], dtype=np.int64)
+        return bool(bernoulli_exp_neg_vec(rng, num, den)[0])
+
+    got, trunc = enumerate_outcomes(run, depth)
+    assert got == series_odd_k(gamma, depth)
+    assert trunc == gamma**depth / math.factorial(depth)
+
+
+def test_vectorised_bernoulli_statistical() -> None:
+    rng = np.random.default_rng(9)
+    num = np.repeat(np.array([0, 1, 7, 5], dtype=np.int64), 20_000)
+    den = np.repeat(np.array([1, 3, 3, 2], dtype=np.int64), 20_000)
+    hits = bernoulli_exp_neg_vec(rng, num, den).reshape(4, -1).sum(axis=1)
+    assert hits[0] == 20_000
+    for h, g in zip(hits[1:], (1 / 3, 7 / 3, 5 / 2), strict=True):
+        assert stats.binomtest(int(h), 20_000, math.exp(-g)).pvalue > ALPHA
 
 
 def test_bernoulli_exp_neg_above_one_factorises() -> None:
@@ -143,15 +170,19 @@ def _chi_square_pmf(draws: np.ndarray, log_w: Callable[[np.ndarray], np.ndarray]
     return float(stats.chisquare(obs, exp).pvalue)
 
 
-@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(3, 2), Fraction(7)])
+# Fraction(0.3) has a 2^54 denominator: it exercises the Python-integer path; the others the
+# vectorised one.
+@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(3, 2), Fraction(7), Fraction(0.3)])
 def test_discrete_laplace_pmf(scale: Fraction) -> None:
-    draws = discrete_laplace_array(np.random.default_rng(7), scale, (15_000,))
+    draws = discrete_laplace_array(np.random.default_rng(7), scale, (3_000 if scale.denominator > 2**40
+                                                                      else 50_000,))
     assert _chi_square_pmf(draws, lambda y: -np.abs(y) / float(scale)) > ALPHA
 
 
-@pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(2), Fraction(0.7) ** 2 * 9])
+@pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(2), Fraction(40), Fraction(0.7) ** 2 * 9])
 def test_discrete_gaussian_pmf(sigma2: Fraction) -> None:
-    draws = discrete_gaussian_array(np.random.default_rng(8), sigma2, (15_000,))
+    draws = discrete_gaussian_array(np.random.default_rng(8), sigma2, (3_000 if sigma2.denominator > 2**40
+                                                                        else 50_000,))
     assert _chi_square_pmf(draws, lambda y: -(y**2) / (2 * float(sigma2))) > ALPHA
 
 
