@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_float_up", "to_fraction"]
+__all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_float_up"]
 
 Adjacency = Literal["replace", "add_remove"]
 ADJACENCIES: tuple[str, ...] = ("replace", "add_remove")
@@ -79,16 +79,6 @@ def to_float_up(name: str, expr: Any) -> float:
     if sympy.Float(v, 40) < exact:
         v = math.nextafter(v, math.inf)
     return v
-
-
-def to_fraction(name: str, expr: Any) -> Fraction:
-    """An exact rational from a closed sympy expression (rational, or a float taken exactly)."""
-    if not is_numeric(expr):
-        raise ValueError(f"{name} = {expr} still depends on {', '.join(free_names(expr))}; bind them first")
-    e = sympy.nsimplify(expr) if isinstance(expr, sympy.Float) else expr
-    if isinstance(e, sympy.Rational):
-        return Fraction(int(e.p), int(e.q))
-    raise ValueError(f"{name} must be rational for exact sampling, got {expr}")
 
 
 def _bind_expr(expr: Any, values: Mapping[str, Any]) -> Any:

@@ -558,9 +558,11 @@ class CustomQuery(Query):
     l2_: Any = None
     linf_: Any = None
     name: str = "custom query"
+    monotone_: bool = False
 
     def __init__(self, domain: Domain, fn: Callable[[FloatArray], ArrayLike], output_dim: int = 1, *,
-                 l1: Any = None, l2: Any = None, linf: Any = None, name: str = "custom query") -> None:
+                 l1: Any = None, l2: Any = None, linf: Any = None, name: str = "custom query",
+                 monotone: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
         if isinstance(output_dim, bool) or not isinstance(output_dim, int) or output_dim < 1:
@@ -576,10 +578,16 @@ class CustomQuery(Query):
                 raise ValueError(f"{nm.rstrip('_')} must be >= 0, got {v!r}")
             object.__setattr__(self, nm, e)
         object.__setattr__(self, "name", name)
+        object.__setattr__(self, "monotone_", bool(monotone))
 
     @property
     def output_dim(self) -> int:
         return self.output_dim_
+
+    @property
+    def monotone(self) -> bool:
+        """As declared by the user (``monotone=True``: all outputs move in the same direction)."""
+        return self.monotone_
 
     def describe(self) -> str:
         return self.name
@@ -597,7 +605,7 @@ class CustomQuery(Query):
             return e.subs({s: as_expr(str(s), values[str(s)]) for s in e.free_symbols if str(s) in values})
 
         return CustomQuery(dom, self.fn, self.output_dim_, l1=sub(self.l1_), l2=sub(self.l2_),
-                           linf=sub(self.linf_), name=self.name)
+                           linf=sub(self.linf_), name=self.name, monotone=self.monotone_)
 
     def _derive(self) -> Sensitivity:
         k = sympy.Integer(self.output_dim_)
