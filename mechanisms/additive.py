@@ -25,13 +25,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import FDP, GDP, ZCDP, FiniteLossTradeoff, Guarantee, LaplaceTradeoff, PureDP
+from accountant import FDP, GDP, ZCDP, ApproxDP, FiniteLossTradeoff, Guarantee, LaplaceTradeoff, PureDP
 
 from .base import Mechanism, OutputKind, OutputSpec
 from .calibration import gaussian_sigma, laplace_scale
@@ -48,6 +48,44 @@ def _bind_expr(expr: Any, values: dict[str, Any]) -> Any:
     subs = {s: as_expr(str(s), values[str(s)]) for s in getattr(expr, "free_symbols", set())
             if str(s) in values}
     return expr.subs(subs) if subs else expr
+
+
+def meets(g: Guarantee, implied: Guarantee, target: Guarantee) -> bool:
+    """Whether a declared guarantee ``g`` (with its closed-form ``implied`` guarantee) meets ``target``,
+    compared on the target's own terms."""
+    if isinstance(target, PureDP):
+        return isinstance(implied, PureDP) and implied.eps <= target.eps
+    if isinstance(target, ApproxDP):
+        return g.delta(target.eps) <= target.delta_
+    if isinstance(target, GDP):
+        return isinstance(g, GDP) and g.mu <= target.mu
+    if isinstance(target, ZCDP):
+        if isinstance(implied, ZCDP):
+            return implied.rho <= target.rho
+        if isinstance(implied, PureDP):
+            return implied.eps**2 / 2.0 <= target.rho
+        return isinstance(implied, GDP) and implied.mu**2 / 2.0 <= target.rho
+    return False
+
+
+AdditiveT = TypeVar("AdditiveT", bound="_Additive")
+
+#: Most ulp-sized nudges ``_ensure_target`` applies before giving up.
+MAX_NUDGES = 64
+
+
+def _ensure_target(mech: AdditiveT, target: Guarantee) -> AdditiveT:
+    """Floating-point rounding of a declared guarantee (its ratio Delta/scale is rounded up) can miss
+    a target met exactly by the closed-form scale by an ulp; when the parameters are numeric, nudge the
+    scale up (relative 1e-15 per step) until the declared guarantee meets the target."""
+    if not (is_numeric(mech.scale) and is_numeric(mech.sensitivity)):
+        return mech
+    for _ in range(MAX_NUDGES):
+        if meets(mech.guarantee(), mech.standard_guarantee(), target):
+            return mech
+        bumped = Fraction(math.nextafter(float(mech.scale) * (1.0 + 1e-15), math.inf))
+        mech = replace(mech, scale=sympy.Rational(bumped.numerator, bumped.denominator))
+    raise ArithmeticError(f"could not meet {target} after {MAX_NUDGES} nudges of the noise scale")
 
 
 def _rational_up(name: str, expr: Any) -> Fraction:
@@ -159,7 +197,7 @@ class Laplace(_Additive):
     @classmethod
     def calibrated(cls, query: Query, target: Guarantee) -> Laplace:
         """The Laplace mechanism meeting ``target`` with the least noise (``calibration``)."""
-        return cls(query, laplace_scale(query.l1, target))
+        return _ensure_target(cls(query, laplace_scale(query.l1, target)), target)
 
     def guarantee(self) -> Guarantee:
         return FDP(LaplaceTradeoff(self._ratio_up()))
@@ -192,7 +230,8 @@ class Gaussian(_Additive):
 
     @classmethod
     def calibrated(cls, query: Query, target: Guarantee, method: str = "analytic") -> Gaussian:
-        return cls(query, gaussian_sigma(query.l2, target, method=method))
+        return _ensure_target(cls(query, gaussian_sigma(query.l2, target, method=method)),
+                              target)
 
     def guarantee(self) -> Guarantee:
         if self._delta() == 0.0:
@@ -265,7 +304,7 @@ class DiscreteLaplace(_DiscreteMixin):
         if is_numeric(b):
             f = _rational_up("scale", sympy.nsimplify(b) if isinstance(b, sympy.Float) else b)
             b = sympy.Rational(f.numerator, f.denominator)
-        return cls(query, b)
+        return _ensure_target(cls(query, b), target)
 
     def _fraction(self) -> Fraction:
         self._scale()
@@ -311,7 +350,7 @@ class DiscreteGaussian(_DiscreteMixin):
         if not isinstance(target, ZCDP):
             raise ValueError(f"DiscreteGaussian is calibrated to ZCDP targets (CKS 2020 Thm 4), got "
                              f"{type(target).__name__}")
-        return cls(query, gaussian_sigma(query.l2, target))
+        return _ensure_target(cls(query, gaussian_sigma(query.l2, target)), target)
 
     def _sigma2(self) -> Fraction:
         self._scale()

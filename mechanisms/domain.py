@@ -181,8 +181,6 @@ class Domain:
         lo = tuple(_bind_expr(a, values) for a in self.lower)
         hi = tuple(_bind_expr(b, values) for b in self.upper)
         d = _bind_expr(self.d, values)
-        if self.uniform and is_numeric(d) and int(d) > 1 and self.d != d:
-            lo, hi = lo[0], hi[0]  # keep uniform bounds uniform
         return replace(self, lower=lo if len(lo) > 1 else lo[0], upper=hi if len(hi) > 1 else hi[0],
                        n=None if self.n is None else _bind_expr(self.n, values), d=d)
 

@@ -58,6 +58,12 @@ def test_vector_primitives_symbolic_dimension(cls: type, adj: str) -> None:
     assert same(q.linf, c)
 
 
+def test_bind_symbolic_dimension() -> None:
+    q = Mean(Domain(a, b, n=n, d=d)).bind(d=3, a=0, b=2, n=4)
+    assert q.l1 == sympy.Rational(3, 2) and same(q.l2, sympy.sqrt(3) / 2) and q.linf == sympy.Rational(1, 2)
+    assert np.allclose(q(np.ones((4, 3))), 1.0)
+
+
 def test_per_coordinate_bounds() -> None:
     q = Sum(Domain([0, -1, 0], [1, 1, 4]))
     assert q.l1 == 7 and same(q.l2, sympy.sqrt(1 + 4 + 16)) and q.linf == 4
