@@ -8,7 +8,14 @@ calibrated to a target guarantee. Every mechanism has ``sensitivity``, ``guarant
 
 from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, discrete_laplace_tradeoff
 from .base import Mechanism, OutputSpec, Pipeline, compose_mechanisms
-from .calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_sigma, laplace_scale
+from .calibration import (
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_sigma,
+    gaussian_sigma_for,
+    laplace_scale,
+    laplace_scale_for,
+)
 from .domain import ADJACENCIES, Adjacency, Domain
 from .local import RandomizedResponse
 from .queries import (
@@ -86,6 +93,8 @@ __all__ = [
     "discrete_laplace_array",
     "discrete_laplace_tradeoff",
     "gaussian_sigma",
+    "gaussian_sigma_for",
     "laplace_scale",
+    "laplace_scale_for",
     "noisy_histogram",
 ]

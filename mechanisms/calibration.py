@@ -18,11 +18,12 @@ Gaussian, ApproxDP         smallest sigma with GDP(Delta_2/sigma).delta(eps) <= 
 from __future__ import annotations
 
 import math
+from functools import singledispatch
 from typing import Any
 
 import sympy
 
-from accountant import GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
 
 from .domain import as_expr, is_numeric, to_float_up
 
@@ -33,7 +34,9 @@ __all__ = [
     "analytic_gaussian_sigma",
     "classic_gaussian_sigma",
     "gaussian_sigma",
+    "gaussian_sigma_for",
     "laplace_scale",
+    "laplace_scale_for",
 ]
 
 
@@ -54,23 +57,39 @@ def laplace_scale(l1: Any, target: Guarantee) -> Any:
     The ApproxDP form inverts the Laplace privacy profile delta(eps) = 1 - exp((eps - Delta/b)/2) on
     [-Delta/b, Delta/b] (Dong, Roth & Su 2022, Sec. 2.3), so it is exact, not a bound.
     GDP targets are refused: Laplace noise is not calibrated to a Gaussian curve here.
+    Rules live in ``laplace_scale_for`` (``functools.singledispatch`` on the target type), where a
+    new guarantee type can be registered.
     """
-    l1 = _nonzero(as_expr("l1", l1))
-    if isinstance(target, PureDP):
-        if target.eps == 0.0:
-            raise ValueError("eps = 0 cannot be met by Laplace noise of finite scale")
-        return l1 / as_expr("eps", target.eps)
-    if isinstance(target, ApproxDP):
-        if target.eps == 0.0 and target.delta_ == 0.0:
-            raise ValueError("(0, 0)-DP cannot be met by Laplace noise of finite scale")
-        eps0 = as_expr("eps", target.eps) - 2 * sympy.log(1 - as_expr("delta", target.delta_))
-        return l1 / eps0
-    if isinstance(target, ZCDP):
-        if target.rho == 0.0:
-            raise ValueError("rho = 0 cannot be met by Laplace noise of finite scale")
-        return l1 / sympy.sqrt(2 * as_expr("rho", target.rho))
+    return laplace_scale_for(target, _nonzero(as_expr("l1", l1)))
+
+
+@singledispatch
+def laplace_scale_for(target: Guarantee, l1: Any) -> Any:
+    """Laplace scale for a target guarantee type (register new types here)."""
     raise ValueError(f"Laplace noise is calibrated to PureDP, ApproxDP or ZCDP targets, got "
                      f"{_target_name(target)}; use Gaussian noise for a GDP target")
+
+
+@laplace_scale_for.register
+def _(target: PureDP, l1: Any) -> Any:
+    if target.eps == 0.0:
+        raise ValueError("eps = 0 cannot be met by Laplace noise of finite scale")
+    return l1 / as_expr("eps", target.eps)
+
+
+@laplace_scale_for.register
+def _(target: ApproxDP, l1: Any) -> Any:
+    if target.eps == 0.0 and target.delta_ == 0.0:
+        raise ValueError("(0, 0)-DP cannot be met by Laplace noise of finite scale")
+    eps0 = as_expr("eps", target.eps) - 2 * sympy.log(1 - as_expr("delta", target.delta_))
+    return l1 / eps0
+
+
+@laplace_scale_for.register
+def _(target: ZCDP, l1: Any) -> Any:
+    if target.rho == 0.0:
+        raise ValueError("rho = 0 cannot be met by Laplace noise of finite scale")
+    return l1 / sympy.sqrt(2 * as_expr("rho", target.rho))
 
 
 def gaussian_sigma(l2: Any, target: Guarantee, method: str = "analytic") -> Any:
@@ -78,29 +97,48 @@ def gaussian_sigma(l2: Any, target: Guarantee, method: str = "analytic") -> Any:
 
     ApproxDP targets use ``method="analytic"`` (Balle & Wang 2018; numeric, needs a numeric
     sensitivity) or ``method="classic"`` (Dwork & Roth Thm A.1; valid only for eps < 1).
-    PureDP targets raise: no Gaussian noise gives pure DP.
+    PureDP targets raise: no Gaussian noise gives pure DP. Rules live in ``gaussian_sigma_for``
+    (singledispatch on the target type).
     """
-    l2 = _nonzero(as_expr("l2", l2))
-    if isinstance(target, GDP):
-        return l2 / as_expr("mu", target.mu)
-    if isinstance(target, ZCDP):
-        if target.rho == 0.0:
-            raise ValueError("rho = 0 cannot be met by Gaussian noise of finite variance")
-        return l2 / sympy.sqrt(2 * as_expr("rho", target.rho))
-    if isinstance(target, ApproxDP):
-        if method == "classic":
-            return classic_gaussian_sigma(l2, target.eps, target.delta_)
-        if method != "analytic":
-            raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
-        if not is_numeric(l2):
-            raise ValueError(f"the analytic Gaussian calibration is numeric: bind the sensitivity "
-                             f"{l2} first")
-        return sympy.Float(analytic_gaussian_sigma(to_float_up("l2", l2), target.eps, target.delta_), 17)
-    if isinstance(target, PureDP):
-        raise ValueError("Gaussian noise cannot give pure DP (PureDP target): its privacy loss is "
-                         "unbounded; use Laplace noise, or target ApproxDP/GDP/ZCDP")
+    if method not in ("analytic", "classic"):
+        raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
+    return gaussian_sigma_for(target, _nonzero(as_expr("l2", l2)), method)
+
+
+@singledispatch
+def gaussian_sigma_for(target: Guarantee, l2: Any, method: str) -> Any:
+    """Gaussian sigma for a target guarantee type (register new types here)."""
     raise ValueError("Gaussian noise is calibrated to GDP, ZCDP or ApproxDP targets, "
                      f"got {_target_name(target)}")
+
+
+@gaussian_sigma_for.register
+def _(target: GDP, l2: Any, method: str) -> Any:
+    if isinstance(target, CLTGDP):
+        raise ValueError("a CLT approximation is not a guarantee to calibrate to; use GDP(mu)")
+    return l2 / as_expr("mu", target.mu)
+
+
+@gaussian_sigma_for.register
+def _(target: ZCDP, l2: Any, method: str) -> Any:
+    if target.rho == 0.0:
+        raise ValueError("rho = 0 cannot be met by Gaussian noise of finite variance")
+    return l2 / sympy.sqrt(2 * as_expr("rho", target.rho))
+
+
+@gaussian_sigma_for.register
+def _(target: ApproxDP, l2: Any, method: str) -> Any:
+    if method == "classic":
+        return classic_gaussian_sigma(l2, target.eps, target.delta_)
+    if not is_numeric(l2):
+        raise ValueError(f"the analytic Gaussian calibration is numeric: bind the sensitivity {l2} first")
+    return sympy.Float(analytic_gaussian_sigma(to_float_up("l2", l2), target.eps, target.delta_), 17)
+
+
+@gaussian_sigma_for.register
+def _(target: PureDP, l2: Any, method: str) -> Any:
+    raise ValueError("Gaussian noise cannot give pure DP (PureDP target): its privacy loss is "
+                     "unbounded; use Laplace noise, or target ApproxDP/GDP/ZCDP")
 
 
 def classic_gaussian_sigma(l2: Any, eps: float, delta: float) -> Any:

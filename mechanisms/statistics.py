@@ -27,18 +27,22 @@ __all__ = ["calibrate", "clipped_count", "clipped_mean", "clipped_sum", "clipped
 NoiseKind = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"]
 
 
+#: Noise families by name: each maps (query, target, **options) to a calibrated mechanism.
+NOISE: dict[str, Callable[..., Mechanism]] = {
+    "laplace": Laplace.calibrated,
+    "gaussian": Gaussian.calibrated,
+    "discrete_laplace": DiscreteLaplace.calibrated,
+    "discrete_gaussian": DiscreteGaussian.calibrated,
+}
+
+
 def calibrate(query: Query, target: Guarantee, noise: NoiseKind = "laplace", **kwargs: Any) -> Mechanism:
     """The additive mechanism of the given noise family calibrated to ``target``."""
-    if noise == "laplace":
-        return Laplace.calibrated(query, target)
-    if noise == "gaussian":
-        return Gaussian.calibrated(query, target, **kwargs)
-    if noise == "discrete_laplace":
-        return DiscreteLaplace.calibrated(query, target)
-    if noise == "discrete_gaussian":
-        return DiscreteGaussian.calibrated(query, target)
-    raise ValueError("noise must be one of laplace, gaussian, discrete_laplace, discrete_gaussian; "
-                     f"got {noise!r}")
+    try:
+        make = NOISE[noise]
+    except KeyError:
+        raise ValueError(f"noise must be one of {sorted(NOISE)}, got {noise!r}") from None
+    return make(query, target, **kwargs)
 
 
 def _clipped(domain: Domain) -> Domain:

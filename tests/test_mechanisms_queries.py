@@ -7,6 +7,8 @@ import itertools
 import numpy as np
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mechanisms import (
     Count,
@@ -198,3 +200,42 @@ def test_wrong_shapes_and_sizes_raise() -> None:
     assert qa([0.1, 0.2, 0.3, 0.4])[0] == pytest.approx(0.25)
     with pytest.raises(ValueError, match="bind"):
         Sum(Domain(a, b))([0.1])
+
+
+# ----------------------------------------------------------------------------- property: never optimistic
+
+@st.composite
+def neighbouring_case(draw: st.DrawFn) -> tuple[Domain, np.ndarray, np.ndarray]:
+    adj = draw(st.sampled_from(["replace", "add_remove"]))
+    d = draw(st.integers(1, 3))
+    size = draw(st.integers(2, 6))
+    lo = np.array(draw(st.lists(st.integers(-5, 4), min_size=d, max_size=d)), dtype=float)
+    width = np.array(draw(st.lists(st.integers(1, 6), min_size=d, max_size=d)), dtype=float)
+    hi = lo + width
+    unit = st.floats(0.0, 1.0)
+    x = lo + width * np.array(draw(st.lists(st.lists(unit, min_size=d, max_size=d), min_size=size,
+                                            max_size=size)))
+    new = lo + width * np.array(draw(st.lists(unit, min_size=d, max_size=d)))
+    if adj == "replace":
+        y = x.copy()
+        y[draw(st.integers(0, size - 1))] = new
+    else:
+        y = np.vstack([x, new])
+    dom = Domain(lo.tolist(), hi.tolist(), n=size, adjacency=adj) if d > 1 else \
+        Domain(float(lo[0]), float(hi[0]), n=size, adjacency=adj)
+    if d == 1:
+        x, y = x[:, 0], y[:, 0]
+    return dom, x, y
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=neighbouring_case())
+def test_derived_sensitivities_are_never_optimistic(case: tuple[Domain, np.ndarray, np.ndarray]) -> None:
+    dom, x, y = case
+    queries = [Sum(dom), Mean(dom), Variance(dom), Count(dom, lambda r: np.atleast_2d(r.T).T[:, 0] > 0),
+               VectorQuery((Sum(dom), Mean(dom))), LinearCombination((Mean(dom), Variance(dom)), (2, -1))]
+    for q in queries:
+        diff = q(x) - q(y)
+        for p, norm in (("l1", 1), ("l2", 2), ("linf", np.inf)):
+            bound = float(q.sensitivity(p))  # type: ignore[arg-type]
+            assert np.linalg.norm(diff, ord=norm) <= bound * (1 + 1e-9) + 1e-12, (q.describe(), p)
