@@ -151,8 +151,12 @@ class _Additive(Mechanism):
         return OutputSpec(self.kind, shape, support if not shape else f"{support}^{shape[0]}")
 
     def explain(self) -> str:
+        try:
+            declared = str(self.guarantee())
+        except ValueError as exc:
+            declared = f"not yet numeric ({exc})"
         return (f"{type(self).__name__} noise, {self.scale_name} = {self.scale}, calibrated to "
-                f"Delta_{self.norm[1:]} of\n{self.query.explain()}\n  guarantee: {self.guarantee()}")
+                f"Delta_{self.norm[1:]} of\n{self.query.explain()}\n  guarantee: {declared}")
 
     def _repr_latex_(self) -> str:
         return (rf"$\text{{{type(self).__name__}}}:\ {self.scale_name} = {sympy.latex(self.scale)},\quad "

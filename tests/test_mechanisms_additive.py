@@ -296,3 +296,18 @@ def test_calibrated_discrete_laplace_meets_pure_dp(eps: float, sens: int) -> Non
     assert m.standard_guarantee().epsilon(0.0) <= eps
     # the exact curve's epsilon(0) is found by the accountant's bisection (absolute tolerance 1e-12)
     assert m.guarantee().epsilon(0.0) <= eps + 2e-12
+
+
+def test_privacy_loss_shape_errors_and_explain() -> None:
+    dom = Domain(0, 1, n=3, d=2)
+    m = Laplace(Mean(dom), 0.5)
+    x = np.zeros((3, 2))
+    assert m.privacy_loss(np.zeros(2), x, x).shape == (1,)
+    assert m.privacy_loss(np.zeros((4, 2)), x, x).shape == (4,)
+    with pytest.raises(ValueError, match="y must have shape"):
+        m.privacy_loss(np.zeros((4, 3)), x, x)
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        m.privacy_loss(np.zeros(2), np.zeros((3, 3)), x)
+    text = Gaussian.calibrated(Mean(Domain(lo_, hi_, n=n_)), GDP(1.0)).explain()
+    assert "not yet numeric" in text and "Delta_2" in text
+    assert "f-DP with f = Laplace(eps=1.33333)" in m.explain()  # Delta_1 = 2/3, b = 1/2
