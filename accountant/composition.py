@@ -59,7 +59,7 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
     if method == "advanced":
         return compose_advanced(gs)
     if method == "rdp":
-        return compose_rdp([to_rdp(g) for g in gs])
+        return _compose_as_rdp(gs)
     raise ValueError(f"method must be one of exact, pld, clt, basic, advanced, rdp; got {method!r}")
 
 
@@ -70,7 +70,7 @@ def _compose_exact(gs: list[Guarantee]) -> Guarantee:
     if kinds <= {ZCDP}:
         return ZCDP(math.fsum(g.rho for g in gs if isinstance(g, ZCDP)))
     if kinds <= {RDP, ZCDP}:
-        return compose_rdp([to_rdp(g) for g in gs])
+        return _compose_as_rdp(gs)
     if kinds <= {PureDP, ApproxDP}:
         return compose_approx_dp_exact(gs)
     if CLTGDP in kinds:
@@ -115,24 +115,31 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
         losses = (losses[:, None] + group_loss[None, :]).ravel()
         log_q = (log_q[:, None] + group_log_q[None, :]).ravel()
     q = np.exp(log_q + log_no_atom)
-    atom = -math.expm1(log_no_atom)
+    atom = max(0.0, -math.expm1(log_no_atom))
     return FDP(FiniteLossTradeoff.from_losses(losses, q / q.sum() * (1 - atom), q_inf=atom,
                                               p_ninf=atom))
 
 
-def compose_rdp(rdps: Sequence[RDP]) -> RDP:
-    """RDP composes additively at each order (Mironov 2017, Prop. 1)."""
+def _compose_as_rdp(gs: Sequence[Guarantee]) -> RDP:
+    counts = Counter(gs)  # repeated guarantees are converted once and weighted
+    return compose_rdp([to_rdp(g) for g in counts], weights=list(counts.values()))
+
+
+def compose_rdp(rdps: Sequence[RDP], weights: Sequence[int] | None = None) -> RDP:
+    """RDP composes additively at each order (Mironov 2017, Prop. 1); ``weights`` repeat items."""
+    w = [1] * len(rdps) if weights is None else list(weights)
     tabulated = [r for r in rdps if r.curve is None]
     if not tabulated:
-        curves = list(rdps)
-        return RDP.from_curve(lambda a: math.fsum(r.at(a) for r in curves))
+        pairs = list(zip(rdps, w, strict=True))
+        return RDP.from_curve(lambda a: math.fsum(c * r.at(a) for r, c in pairs))
     common = set(tabulated[0].orders)
     for r in tabulated[1:]:
         common &= set(r.orders)
     if not common:
         raise ValueError("the tabulated RDP guarantees share no order; tabulate them at common orders")
     orders = tuple(sorted(common))
-    return RDP(orders=orders, epsilons=tuple(math.fsum(r.at(a) for r in rdps) for a in orders))
+    return RDP(orders=orders, epsilons=tuple(
+        math.fsum(c * r.at(a) for r, c in zip(rdps, w, strict=True)) for a in orders))
 
 
 def compose_clt(gs: Sequence[Guarantee]) -> CLTGDP:

@@ -277,7 +277,11 @@ class RDP(Guarantee):
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if delta == 0.0:
             return math.inf
-        return self._minimise(lambda a: rdp_epsilon(a, self.at(a), delta))
+        eps = self._minimise(lambda a: rdp_epsilon(a, self.at(a), delta))
+        # the two minimisations may disagree by rounding; step up until delta(eps) <= delta holds
+        while self._delta_checked(eps) > delta:
+            eps = eps * (1.0 + 1e-13) + 1e-15
+        return eps
 
     @cached_property
     def tradeoff(self) -> ProfileTradeoff:

@@ -392,11 +392,11 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
     def loss_moments(self) -> LossMoments:
         # On a segment of slope s the privacy loss is log|s| and its P-mass is the segment length.
         da = np.diff(self.alphas)
-        mass = da[da > 0]
-        s = -self._slopes[da > 0]
-        if self.betas[0] < 1.0 - VALIDITY_TOL or (s[mass > 0] <= 0).any():
+        s = -self._slopes
+        # zero slopes are L = -inf; a negligible mass of them is sampling error, not an atom
+        if self.betas[0] < 1.0 - VALIDITY_TOL or da[s <= 0].sum() > VALIDITY_TOL:
             raise ValueError("the privacy loss has an atom at +-infinity: its moments are infinite")
-        loss = np.log(s)
+        mass, loss = da[s > 0], np.log(s[s > 0])
         mean = float(np.sum(mass * loss))
         return LossMoments(kl=-mean, kappa2=float(np.sum(mass * loss**2)),
                            kappa3=float(np.sum(mass * np.abs(loss - mean) ** 3)))
@@ -436,11 +436,10 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         total_q, total_p = q_inf + q.sum(), p_ninf + p.sum()
         if abs(total_q - 1) > 1e-9 or abs(total_p - 1) > 1e-9:
             raise ValueError(f"masses must sum to 1 under P and Q, got {total_p!r} and {total_q!r}")
-        alphas = np.concatenate([[0.0], np.cumsum(p)])
+        alphas = np.minimum(np.concatenate([[0.0], np.cumsum(p)]), 1.0)
         betas = np.concatenate([[1.0 - q_inf], 1.0 - q_inf - np.cumsum(q)])
         keep = np.concatenate([[True], np.diff(alphas) > 0])
         alphas, betas = alphas[keep], betas[keep]
-        alphas[-1] = min(alphas[-1], 1.0)
         if alphas[-1] < 1.0:
             alphas = np.concatenate([alphas, [1.0]])
             betas = np.concatenate([betas, [0.0]])
@@ -454,7 +453,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
         delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
         w = 1.0 / (1.0 + math.exp(-eps))  # e^eps / (1 + e^eps)
-        return cls.from_losses([eps, -eps], [(1 - delta) * w, (1 - delta) * (1 - w)],
+        w_c = 1.0 / (1.0 + math.exp(eps))  # 1 - w without cancellation
+        return cls.from_losses([eps, -eps], [(1 - delta) * w, (1 - delta) * w_c],
                                q_inf=delta, p_ninf=delta)
 
     @classmethod

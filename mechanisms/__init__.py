@@ -1,1 +1,100 @@
-"""dpcert mechanisms: declared queries with symbolic sensitivity, guarantees and samplers."""
+"""dpcert mechanisms: declared queries with symbolic sensitivity, guarantees and samplers.
+
+Declare a ``Domain`` (records, size n, adjacency), build a query (``Mean``, ``Histogram``, ...) whose
+sensitivities are derived with sympy, and wrap it in a mechanism (``Laplace``, ``Gaussian``, ...)
+calibrated to a target guarantee. Every mechanism has ``sensitivity``, ``guarantee()`` and
+``sample(data, rng, size=None)``.
+"""
+
+from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, discrete_laplace_tradeoff
+from .base import Mechanism, OutputSpec, Pipeline, compose_mechanisms
+from .calibration import (
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_sigma,
+    gaussian_sigma_for,
+    laplace_scale,
+    laplace_scale_for,
+)
+from .domain import ADJACENCIES, Adjacency, Domain
+from .local import RandomizedResponse
+from .queries import (
+    Count,
+    CustomQuery,
+    Histogram,
+    LinearCombination,
+    Mean,
+    Query,
+    Sensitivity,
+    Sum,
+    Variance,
+    VectorQuery,
+)
+from .samplers import (
+    bernoulli_exp_neg,
+    bernoulli_exp_neg_vec,
+    bernoulli_rational,
+    discrete_gaussian,
+    discrete_gaussian_array,
+    discrete_laplace,
+    discrete_laplace_array,
+)
+from .selection import AboveThreshold, ExponentialMechanism, Peeling, PrivateMax, ReportNoisyMax
+from .statistics import (
+    calibrate,
+    clipped_count,
+    clipped_mean,
+    clipped_sum,
+    clipped_variance,
+    noisy_histogram,
+)
+
+__all__ = [
+    "ADJACENCIES",
+    "AboveThreshold",
+    "Adjacency",
+    "Count",
+    "CustomQuery",
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "Domain",
+    "ExponentialMechanism",
+    "Gaussian",
+    "Histogram",
+    "Laplace",
+    "LinearCombination",
+    "Mean",
+    "Mechanism",
+    "OutputSpec",
+    "Peeling",
+    "Pipeline",
+    "PrivateMax",
+    "Query",
+    "RandomizedResponse",
+    "ReportNoisyMax",
+    "Sensitivity",
+    "Sum",
+    "Variance",
+    "VectorQuery",
+    "analytic_gaussian_sigma",
+    "bernoulli_exp_neg",
+    "bernoulli_exp_neg_vec",
+    "bernoulli_rational",
+    "calibrate",
+    "classic_gaussian_sigma",
+    "clipped_count",
+    "clipped_mean",
+    "clipped_sum",
+    "clipped_variance",
+    "compose_mechanisms",
+    "discrete_gaussian",
+    "discrete_gaussian_array",
+    "discrete_laplace",
+    "discrete_laplace_array",
+    "discrete_laplace_tradeoff",
+    "gaussian_sigma",
+    "gaussian_sigma_for",
+    "laplace_scale",
+    "laplace_scale_for",
+    "noisy_histogram",
+]

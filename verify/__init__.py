@@ -1,1 +1,17 @@
 """dpcert verify: white-box certification, black-box audits and the ``dpcert`` command."""
+
+from .audit import AuditReport, TestPoint, assert_private, audit
+from .certify import Certificate, certify
+from .neighbours import PatternSearch, RandomSearch, statdp_patterns
+
+__all__ = [
+    "AuditReport",
+    "Certificate",
+    "PatternSearch",
+    "RandomSearch",
+    "TestPoint",
+    "assert_private",
+    "audit",
+    "certify",
+    "statdp_patterns",
+]

@@ -1,0 +1,187 @@
+"""The mechanism protocol and the composition of mechanisms.
+
+A mechanism is a frozen declaration that knows
+
+- ``sensitivity``: the sympy sensitivity it is calibrated to;
+- ``guarantee()``: its exact (or tightest known) accountant guarantee;
+- ``standard_guarantee()``: a guarantee in a closed-form family (PureDP, ApproxDP, GDP, ZCDP) that the
+  exact one implies, for closed-form composition with other mechanisms;
+- ``sample(data, rng, size=None)``: a vectorised sampler with an explicit ``numpy.random.Generator``;
+- ``privacy_loss(y, data, data2)``: log p_data(y) - log p_data2(y), where the output law is known;
+- ``output``: what an output looks like (continuous or discrete, shape), for black-box auditors.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import sympy
+from numpy.typing import ArrayLike, NDArray
+
+from accountant import Guarantee, compose
+
+__all__ = ["Mechanism", "OutputSpec", "Pipeline", "check_rng", "check_size"]
+
+OutputKind = Literal["continuous", "discrete", "mixed"]
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """Shape and kind of one output: ``kind`` is continuous (a density on R^shape), discrete (a
+    pmf on integers) or mixed (e.g. an index with a real value); ``support`` is a readable note."""
+
+    kind: OutputKind
+    shape: tuple[int, ...]
+    support: str = ""
+
+
+def check_rng(rng: object) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), "
+                        f"got {type(rng).__name__}; global random state is not used")
+    return rng
+
+
+def check_size(size: object) -> int:
+    if size is None:
+        return 1
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or int(size) < 1:
+        raise ValueError(f"size must be None or a positive int, got {size!r}")
+    return int(size)
+
+
+class Mechanism(ABC):
+    """Protocol of a declared mechanism (see the module docstring)."""
+
+    @property
+    @abstractmethod
+    def sensitivity(self) -> Any:
+        """The sympy sensitivity the noise is calibrated to."""
+
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The exact (or tightest known) guarantee, as an accountant value."""
+
+    def standard_guarantee(self) -> Guarantee:
+        """A closed-form-family guarantee implied by ``guarantee()`` (the same by default)."""
+        return self.guarantee()
+
+    @property
+    @abstractmethod
+    def output(self) -> OutputSpec:
+        """Kind and shape of one output."""
+
+    @abstractmethod
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        """``m`` independent outputs stacked on axis 0 (data not yet validated)."""
+
+    def sample(self, data: ArrayLike, rng: np.random.Generator, size: int | None = None) -> Any:
+        """One output (``size=None``) or ``size`` independent outputs stacked on axis 0."""
+        rng = check_rng(rng)
+        m = check_size(size)
+        out = self._sample(data, rng, m)
+        expected = (m, *self.output.shape)
+        if out.shape != expected:
+            raise AssertionError(f"{type(self).__name__} produced shape {out.shape}, expected {expected}")
+        return out[0] if size is None else out
+
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> NDArray[np.float64]:
+        """log p_data(y) - log p_data2(y), vectorised over outputs stacked on axis 0."""
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form output density")
+
+    def pld(self, **kwargs: Any) -> Any:
+        """The privacy-loss distribution of ``guarantee()`` (numeric composition, issue #3).
+
+        Delegates to ``accountant.pld_from_guarantee``; raises ``NotImplementedError`` while the
+        accountant does not provide it.
+        """
+        import accountant
+
+        fn = getattr(accountant, "pld_from_guarantee", None)
+        if fn is None:
+            raise NotImplementedError("accountant.pld_from_guarantee is not available yet (issue #3); "
+                                      "use guarantee() with accountant.compose meanwhile")
+        return fn(self.guarantee(), **kwargs)
+
+    def explain(self) -> str:
+        """A readable account of the declaration and the guarantee."""
+        return f"{self!r}\n  guarantee: {self.guarantee()}"
+
+    def _validate_pair(self, y: ArrayLike, shape: tuple[int, ...]) -> NDArray[np.float64]:
+        arr = np.asarray(y, dtype=np.float64)
+        if arr.shape == shape:
+            arr = arr[None]
+        if arr.shape[1:] != shape:
+            raise ValueError(f"y must have shape {shape} or (m, *{shape}), got {arr.shape}")
+        return arr
+
+
+@dataclass(frozen=True)
+class Pipeline(Mechanism):
+    """Several mechanisms run on the same data; the output is the tuple of their outputs.
+
+    ``guarantee(method)`` is ``accountant.compose`` of the parts' guarantees (adaptive composition).
+    With ``standard=True`` the parts' ``standard_guarantee()`` are composed instead, which lets
+    closed forms combine (e.g. Laplace curves are replaced by the PureDP they imply).
+    """
+
+    mechanisms: tuple[Mechanism, ...]
+
+    def __post_init__(self) -> None:
+        ms = tuple(self.mechanisms)
+        if not ms:
+            raise ValueError("a Pipeline needs at least one mechanism")
+        for m in ms:
+            if not isinstance(m, Mechanism):
+                raise TypeError(f"Pipeline parts must be Mechanisms, got {type(m).__name__}")
+        object.__setattr__(self, "mechanisms", ms)
+
+    @property
+    def sensitivity(self) -> Any:
+        """The parts' sensitivities, as a sympy Tuple."""
+        return sympy.Tuple(*(m.sensitivity for m in self.mechanisms))
+
+    def guarantee(self, method: str = "exact", standard: bool = False) -> Guarantee:
+        gs = [m.standard_guarantee() if standard else m.guarantee() for m in self.mechanisms]
+        try:
+            return compose(gs, method=method)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise ValueError(f"{exc}; try Pipeline.guarantee(standard=True), another method, or the "
+                             "PLD composition") from exc
+
+    def standard_guarantee(self) -> Guarantee:
+        return self.guarantee(standard=True)
+
+    @property
+    def output(self) -> OutputSpec:
+        total = sum(math.prod(m.output.shape) for m in self.mechanisms)
+        kinds = {m.output.kind for m in self.mechanisms}
+        kind: OutputKind = kinds.pop() if len(kinds) == 1 else "mixed"
+        return OutputSpec(kind, (total,), "outputs of the parts, flattened and concatenated")
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        parts = [np.asarray(mech.sample(data, rng, size=m), dtype=np.float64).reshape(m, -1)
+                 for mech in self.mechanisms]
+        return np.concatenate(parts, axis=1)
+
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> NDArray[np.float64]:
+        """Sum of the parts' privacy losses (independent noise) on the flattened outputs."""
+        arr = self._validate_pair(y, self.output.shape)
+        total = np.zeros(arr.shape[0])
+        start = 0
+        for mech in self.mechanisms:
+            k = math.prod(mech.output.shape)
+            part = arr[:, start:start + k].reshape(arr.shape[0], *mech.output.shape)
+            total += mech.privacy_loss(part, data, data2)
+            start += k
+        return total
+
+
+def compose_mechanisms(mechanisms: Sequence[Mechanism]) -> Pipeline:
+    """``Pipeline(tuple(mechanisms))``."""
+    return Pipeline(tuple(mechanisms))

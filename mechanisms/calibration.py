@@ -1,0 +1,200 @@
+"""Noise calibration: the smallest noise scale meeting a target guarantee.
+
+Closed forms are returned as sympy expressions in the sensitivity (so they stay symbolic until
+bound); the analytic Gaussian mechanism is solved numerically on the accountant's GDP profile.
+
+=========================  ==========================================================  ==========
+noise / target             scale                                                       source
+=========================  ==========================================================  ==========
+Laplace, PureDP(eps)       b = Delta_1 / eps                                           DMNS 2006
+Laplace, ApproxDP(eps, d)  b = Delta_1 / (eps - 2 log(1 - d)), from the Laplace curve  DRS Sec 2.3
+Laplace, ZCDP(rho)         b = Delta_1 / sqrt(2 rho), since eps-DP => eps^2/2-zCDP     BS16 Prop 1.4
+Gaussian, GDP(mu)          sigma = Delta_2 / mu                                        DRS Thm 2.7
+Gaussian, ZCDP(rho)        sigma = Delta_2 / sqrt(2 rho)                               BS16 Prop 1.6
+Gaussian, ApproxDP         smallest sigma with GDP(Delta_2/sigma).delta(eps) <= delta  BW18 Thm 8
+=========================  ==========================================================  ==========
+"""
+
+from __future__ import annotations
+
+import math
+from functools import singledispatch
+from typing import Any
+
+import sympy
+
+from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
+
+from .domain import as_expr, is_numeric, to_float_up
+
+#: Relative margin under the target delta kept by the analytic Gaussian calibration.
+PROFILE_MARGIN = 1e-10
+
+__all__ = [
+    "analytic_gaussian_sigma",
+    "classic_gaussian_sigma",
+    "gaussian_sigma",
+    "gaussian_sigma_for",
+    "laplace_scale",
+    "laplace_scale_for",
+]
+
+
+def _target_name(target: object) -> str:
+    return type(target).__name__
+
+
+def _nonzero(sensitivity: Any) -> Any:
+    if is_numeric(sensitivity) and sensitivity == 0:
+        raise ValueError("the sensitivity is 0: the query does not depend on any one record (e.g. a count "
+                         "of all records under replace-one, where n is public); release it without noise")
+    return sensitivity
+
+
+def laplace_scale(l1: Any, target: Guarantee) -> Any:
+    """Laplace scale b (sympy) for L1 sensitivity ``l1`` meeting ``target`` (see module table).
+
+    The ApproxDP form inverts the Laplace privacy profile delta(eps) = 1 - exp((eps - Delta/b)/2) on
+    [-Delta/b, Delta/b] (Dong, Roth & Su 2022, Sec. 2.3), so it is exact, not a bound.
+    GDP targets are refused: Laplace noise is not calibrated to a Gaussian curve here.
+    Rules live in ``laplace_scale_for`` (``functools.singledispatch`` on the target type), where a
+    new guarantee type can be registered.
+    """
+    return laplace_scale_for(target, _nonzero(as_expr("l1", l1)))
+
+
+@singledispatch
+def laplace_scale_for(target: Guarantee, l1: Any) -> Any:
+    """Laplace scale for a target guarantee type (register new types here)."""
+    raise ValueError(f"Laplace noise is calibrated to PureDP, ApproxDP or ZCDP targets, got "
+                     f"{_target_name(target)}; use Gaussian noise for a GDP target")
+
+
+@laplace_scale_for.register
+def _(target: PureDP, l1: Any) -> Any:
+    if target.eps == 0.0:
+        raise ValueError("eps = 0 cannot be met by Laplace noise of finite scale")
+    return l1 / as_expr("eps", target.eps)
+
+
+@laplace_scale_for.register
+def _(target: ApproxDP, l1: Any) -> Any:
+    if target.eps == 0.0 and target.delta_ == 0.0:
+        raise ValueError("(0, 0)-DP cannot be met by Laplace noise of finite scale")
+    eps0 = as_expr("eps", target.eps) - 2 * sympy.log(1 - as_expr("delta", target.delta_))
+    return l1 / eps0
+
+
+@laplace_scale_for.register
+def _(target: ZCDP, l1: Any) -> Any:
+    if target.rho == 0.0:
+        raise ValueError("rho = 0 cannot be met by Laplace noise of finite scale")
+    return l1 / sympy.sqrt(2 * as_expr("rho", target.rho))
+
+
+def gaussian_sigma(l2: Any, target: Guarantee, method: str = "analytic") -> Any:
+    """Gaussian standard deviation for L2 sensitivity ``l2`` meeting ``target`` (see module table).
+
+    ApproxDP targets use ``method="analytic"`` (Balle & Wang 2018; numeric, needs a numeric
+    sensitivity) or ``method="classic"`` (Dwork & Roth Thm A.1; valid only for eps < 1).
+    PureDP targets raise: no Gaussian noise gives pure DP. Rules live in ``gaussian_sigma_for``
+    (singledispatch on the target type).
+    """
+    if method not in ("analytic", "classic"):
+        raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
+    return gaussian_sigma_for(target, _nonzero(as_expr("l2", l2)), method)
+
+
+@singledispatch
+def gaussian_sigma_for(target: Guarantee, l2: Any, method: str) -> Any:
+    """Gaussian sigma for a target guarantee type (register new types here)."""
+    raise ValueError("Gaussian noise is calibrated to GDP, ZCDP or ApproxDP targets, "
+                     f"got {_target_name(target)}")
+
+
+@gaussian_sigma_for.register
+def _(target: GDP, l2: Any, method: str) -> Any:
+    if isinstance(target, CLTGDP):
+        raise ValueError("a CLT approximation is not a guarantee to calibrate to; use GDP(mu)")
+    return l2 / as_expr("mu", target.mu)
+
+
+@gaussian_sigma_for.register
+def _(target: ZCDP, l2: Any, method: str) -> Any:
+    if target.rho == 0.0:
+        raise ValueError("rho = 0 cannot be met by Gaussian noise of finite variance")
+    return l2 / sympy.sqrt(2 * as_expr("rho", target.rho))
+
+
+@gaussian_sigma_for.register
+def _(target: ApproxDP, l2: Any, method: str) -> Any:
+    if method == "classic":
+        return classic_gaussian_sigma(l2, target.eps, target.delta_)
+    if not is_numeric(l2):
+        raise ValueError(f"the analytic Gaussian calibration is numeric: bind the sensitivity {l2} first")
+    return sympy.Float(analytic_gaussian_sigma(to_float_up("l2", l2), target.eps, target.delta_), 17)
+
+
+@gaussian_sigma_for.register
+def _(target: PureDP, l2: Any, method: str) -> Any:
+    raise ValueError("Gaussian noise cannot give pure DP (PureDP target): its privacy loss is "
+                     "unbounded; use Laplace noise, or target ApproxDP/GDP/ZCDP")
+
+
+def classic_gaussian_sigma(l2: Any, eps: float, delta: float) -> Any:
+    """sigma = sqrt(2 ln(1.25/delta)) Delta_2 / eps (Dwork & Roth 2014, Thm A.1). A baseline.
+
+    The theorem holds only for 0 < eps < 1; outside that range this raises ``ValueError``.
+    """
+    if not (0.0 < eps < 1.0):
+        raise ValueError(f"the classic Gaussian calibration needs 0 < eps < 1 (Dwork & Roth Thm A.1), "
+                         f"got eps = {eps!r}; use the analytic calibration")
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return (sympy.sqrt(2 * sympy.log(sympy.Rational(5, 4) / as_expr("delta", delta)))
+            * as_expr("l2", l2) / as_expr("eps", eps))
+
+
+def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
+    """Smallest sigma with (eps, delta)-DP for L2 sensitivity ``l2`` (Balle & Wang 2018, Thm 8).
+
+    The Gaussian mechanism is exactly mu-GDP with mu = l2/sigma, and mu -> delta_mu(eps) is
+    increasing; bisection on mu keeps the feasible end (delta_mu(eps) <= delta, evaluated with the
+    accountant's GDP profile), and sigma = l2/mu is rounded up, so the result is never optimistic.
+    """
+    l2 = float(l2)
+    if not (l2 >= 0.0 and math.isfinite(l2)):
+        raise ValueError(f"l2 must be a finite number >= 0, got {l2!r}")
+    target = ApproxDP(eps, delta)
+    if l2 == 0.0:
+        return 0.0
+    if target.delta_ == 0.0:
+        raise ValueError("Gaussian noise cannot give (eps, 0)-DP; delta must be > 0")
+
+    # The profile is evaluated in floating point (relative error ~1e-15, not exactly monotone at the
+    # last digit); a relative margin keeps the reported guarantee below delta after rounding.
+    goal = target.delta_ * (1.0 - PROFILE_MARGIN)
+
+    def ok(mu: float) -> bool:
+        return GDP(mu).delta(target.eps) <= goal
+
+    lo, hi = 1e-300, 1.0
+    while ok(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            raise ValueError("the target is met by vanishing noise; check eps and delta")
+    if not ok(lo):
+        raise ValueError(f"no Gaussian noise meets ({eps}, {delta})-DP")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    sigma = math.nextafter(l2 / lo, math.inf)
+    # check the very figure Gaussian.guarantee() reports: mu = l2/sigma rounded up
+    while not ok(math.nextafter(l2 / sigma, math.inf)):
+        sigma = math.nextafter(sigma * (1.0 + 1e-12), math.inf)
+    return sigma

@@ -1,0 +1,344 @@
+"""Private selection: the exponential mechanism, report-noisy-max, PrivateMax, Peeling and the
+sparse vector technique (AboveThreshold).
+
+Scores come from a ``Query`` (one score per candidate) whose L-infinity sensitivity Delta is the
+score sensitivity: every candidate's score moves by at most Delta between neighbours. A query is
+*monotone* when all scores move in the same direction (counts under add/remove); several mechanisms
+then need half the noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import sympy
+from numpy.typing import ArrayLike, NDArray
+from scipy import special
+
+from accountant import Guarantee, PureDP, compose
+
+from .base import Mechanism, OutputSpec
+from .domain import to_float_up
+from .queries import Query
+
+__all__ = ["AboveThreshold", "ExponentialMechanism", "Peeling", "PrivateMax", "ReportNoisyMax"]
+
+FloatArray = NDArray[np.float64]
+Noise = Literal["laplace", "exponential", "gumbel"]
+
+
+def _check_eps(eps: float, name: str = "eps") -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(eps).__name__}")
+    e = float(eps)
+    if not (e > 0.0 and math.isfinite(e)):
+        raise ValueError(f"{name} must lie in (0, inf), got {eps!r}")
+    return e
+
+
+def _check_query(q: object, name: str) -> Query:
+    if not isinstance(q, Query):
+        raise TypeError(f"{name} must be a mechanisms Query, got {type(q).__name__}")
+    return q
+
+
+def _score_sensitivity(q: Query) -> float:
+    delta = to_float_up("score sensitivity (linf)", q.linf)
+    if delta == 0.0:
+        raise ValueError(f"the scores of {q.describe()} do not depend on the data (sensitivity 0)")
+    return delta
+
+
+def _n_candidates(q: Query) -> int:
+    k = q.output_dim
+    if getattr(k, "free_symbols", None):
+        raise ValueError(f"the number of candidates {k} is symbolic; bind it first")
+    return int(k)
+
+
+def _log_softmax_rows(logits: FloatArray) -> FloatArray:
+    return np.asarray(logits - special.logsumexp(logits, axis=-1, keepdims=True), dtype=np.float64)
+
+
+def _indices(y: ArrayLike, k: int) -> NDArray[np.int64]:
+    arr = np.atleast_1d(np.asarray(y))
+    if arr.ndim != 1 or not np.array_equal(arr, np.round(arr)) or (arr < 0).any() or (arr >= k).any():
+        raise ValueError(f"outputs must be indices in 0..{k - 1}, got {arr[:5].tolist()}")
+    return arr.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ExponentialMechanism(Mechanism):
+    """Output candidate r with probability proportional to exp(eps u(D, r) / (2 Delta))
+    (McSherry & Talwar 2007; seed 004); eps-DP. For a monotone utility exp(eps u / Delta) suffices
+    (Dwork & Roth 2014, Sec. 3.4). ``monotone=None`` takes the utility query's own declaration.
+    Sampling inverts the CDF of the floating-point probabilities (not an exact sampler).
+    """
+
+    utility: Query
+    eps: float
+    monotone: bool | None = None
+
+    def __post_init__(self) -> None:
+        _check_query(self.utility, "utility")
+        object.__setattr__(self, "eps", _check_eps(self.eps))
+        if self.monotone is None:
+            object.__setattr__(self, "monotone", self.utility.monotone)
+
+    @property
+    def sensitivity(self) -> Any:
+        return self.utility.linf
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("discrete", (), f"candidate index in 0..{_n_candidates(self.utility) - 1}")
+
+    def log_probabilities(self, data: ArrayLike) -> FloatArray:
+        """log P(output = r) for every candidate r."""
+        u = self.utility(data)
+        factor = 1.0 if self.monotone else 0.5
+        return _log_softmax_rows(factor * self.eps * u / _score_sensitivity(self.utility))
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        p = np.exp(self.log_probabilities(data))
+        cdf = np.cumsum(p)
+        idx = np.searchsorted(cdf, rng.random(m) * cdf[-1], side="right")
+        return np.asarray(np.minimum(idx, p.size - 1), dtype=np.int64)
+
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
+        idx = _indices(y, _n_candidates(self.utility))
+        return self.log_probabilities(data)[idx] - self.log_probabilities(data2)[idx]
+
+
+@dataclass(frozen=True)
+class ReportNoisyMax(Mechanism):
+    """argmax_r u(D, r) + Z_r with i.i.d. noise of scale 2 Delta/eps (Delta/eps if monotone); eps-DP.
+
+    Laplace noise: Dwork & Roth 2014, Claim 3.9 (the threshold a candidate must beat moves by at most
+    2 Delta, or Delta for monotone scores). Exponential noise: Ding et al. 2021 (identical to
+    permute-and-flip, McKenna & Sheldon 2020). Gumbel noise: the output law is exactly the exponential
+    mechanism's, so ``privacy_loss`` is available for it.
+    """
+
+    utility: Query
+    eps: float
+    noise: Noise = "laplace"
+    monotone: bool | None = None
+
+    def __post_init__(self) -> None:
+        _check_query(self.utility, "utility")
+        object.__setattr__(self, "eps", _check_eps(self.eps))
+        if self.noise not in ("laplace", "exponential", "gumbel"):
+            raise ValueError(f"noise must be 'laplace', 'exponential' or 'gumbel', got {self.noise!r}")
+        if self.monotone is None:
+            object.__setattr__(self, "monotone", self.utility.monotone)
+
+    @property
+    def sensitivity(self) -> Any:
+        return self.utility.linf
+
+    @property
+    def scale(self) -> Any:
+        """Noise scale 2 Delta/eps (Delta/eps when monotone), as a sympy expression."""
+        c = 1 if self.monotone else 2
+        return c * self.utility.linf / sympy.Rational(repr(self.eps))
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("discrete", (), f"candidate index in 0..{_n_candidates(self.utility) - 1}")
+
+    def _scale(self) -> float:
+        c = 1.0 if self.monotone else 2.0
+        return c * _score_sensitivity(self.utility) / self.eps
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        u = self.utility(data)
+        b = self._scale()
+        shape = (m, u.size)
+        if self.noise == "laplace":
+            z = rng.laplace(0.0, b, size=shape)
+        elif self.noise == "exponential":
+            z = rng.exponential(b, size=shape)
+        else:
+            z = rng.gumbel(0.0, b, size=shape)
+        return np.asarray(np.argmax(u[None, :] + z, axis=1), dtype=np.int64)
+
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
+        if self.noise != "gumbel":
+            raise NotImplementedError("report-noisy-max has a closed-form output law only with Gumbel noise")
+        idx = _indices(y, _n_candidates(self.utility))
+        b = self._scale()
+        lp1 = _log_softmax_rows(self.utility(data) / b)
+        lp2 = _log_softmax_rows(self.utility(data2) / b)
+        return lp1[idx] - lp2[idx]
+
+
+def _private_max_steps(f: FloatArray, scale: float, rng: np.random.Generator, m: int,
+                       k: int) -> NDArray[np.float64]:
+    """k rounds of PrivateMax on m independent runs: (m, k, 2) array of (index, noisy value)."""
+    out = np.empty((m, k, 2))
+    removed = np.zeros((m, f.size), dtype=bool)
+    rows = np.arange(m)
+    for j in range(k):
+        noisy = np.abs(f[None, :] + rng.laplace(0.0, scale, size=(m, f.size)))
+        noisy[removed] = -np.inf
+        idx = np.argmax(noisy, axis=1)
+        removed[rows, idx] = True
+        out[:, j, 0] = idx
+        out[:, j, 1] = f[idx] + rng.laplace(0.0, scale, size=m)
+    return out
+
+
+@dataclass(frozen=True)
+class PrivateMax(Mechanism):
+    """PrivateMax(f, B, eps) of Cai, Wang & Zhang (seed 000, Algorithm 1): with xi_j, w i.i.d.
+    Laplace(2B/eps), return i = argmax_j |f_j(D) + xi_j| and f_i(D) + w. Output: [index, value].
+
+    B is the L-infinity sensitivity of the utility. Guarantee: ``PureDP(3 eps / 2)``. Lemma 16 of the
+    seed states (eps, 0)-DP; our accounting is: the argmax step is eps-DP (the event "i wins" is a pair
+    of half-lines for xi_i whose end points move by at most 2B, i.e. 2B/scale = eps), and releasing
+    f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2); for non-monotone scores the argmax
+    bound is approached, so we declare the sum. ``PrivateMax.for_budget(f, eps)`` spends a total
+    budget eps (noise 3B/eps).
+    """
+
+    utility: Query
+    eps: float
+
+    def __post_init__(self) -> None:
+        _check_query(self.utility, "utility")
+        object.__setattr__(self, "eps", _check_eps(self.eps))
+
+    @classmethod
+    def for_budget(cls, utility: Query, eps: float) -> PrivateMax:
+        """The PrivateMax whose declared guarantee is PureDP(eps) (paper parameter 2 eps/3)."""
+        return cls(utility, 2.0 * _check_eps(eps) / 3.0)
+
+    @property
+    def sensitivity(self) -> Any:
+        return self.utility.linf
+
+    @property
+    def scale(self) -> Any:
+        return 2 * self.utility.linf / sympy.Rational(repr(self.eps))
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(to_float_up("3 eps/2", sympy.Rational(3, 2) * sympy.Rational(self.eps)))
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("mixed", (2,), "[index of the noisy max |f_j|, noisy value f_index + w]")
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        f = self.utility(data)
+        scale = 2.0 * _score_sensitivity(self.utility) / self.eps
+        return _private_max_steps(f, scale, rng, m, 1)[:, 0, :]
+
+
+@dataclass(frozen=True)
+class Peeling(Mechanism):
+    """Peeling(f, k, B, eps, delta) of Cai, Wang & Zhang (seed 000, Algorithm 2): k rounds of
+    PrivateMax with eps' = eps / (2 sqrt(3 k log(1/delta))), each removing the selected coordinate.
+    Output: (k, 2) array of [index, noisy value].
+
+    Guarantee: the exact composition (Kairouz, Oh & Viswanath 2015, via ``accountant.compose``) of k
+    ``PureDP(3 eps'/2)`` rounds (see ``PrivateMax`` for the 3/2). Lemma 17 of the seed claims
+    (eps, delta)-DP; ``claimed()`` returns that claim and ``guarantee().epsilon(delta)`` the eps we can
+    account for, which is below eps for the usual parameters (eps <= 1) -- see the tests.
+    """
+
+    utility: Query
+    k: int
+    eps: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        _check_query(self.utility, "utility")
+        object.__setattr__(self, "eps", _check_eps(self.eps))
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ValueError(f"k must be a positive int, got {self.k!r}")
+        if not (isinstance(self.delta, (int, float)) and 0.0 < float(self.delta) < 1.0):
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        if self.k > _n_candidates(self.utility):
+            raise ValueError(f"k = {self.k} exceeds the {_n_candidates(self.utility)} candidates")
+
+    @property
+    def step_eps(self) -> float:
+        """eps' = eps / (2 sqrt(3 k log(1/delta))), the PrivateMax parameter of each round."""
+        return self.eps / (2.0 * math.sqrt(3.0 * self.k * math.log(1.0 / self.delta)))
+
+    @property
+    def sensitivity(self) -> Any:
+        return self.utility.linf
+
+    def claimed(self) -> Guarantee:
+        """The guarantee stated by Lemma 17: (eps, delta)-DP."""
+        from accountant import ApproxDP
+
+        return ApproxDP(self.eps, self.delta)
+
+    def guarantee(self) -> Guarantee:
+        step = PureDP(to_float_up("3 eps'/2", sympy.Rational(3, 2) * sympy.Rational(self.step_eps)))
+        return compose([step] * self.k, method="exact")
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("mixed", (self.k, 2), "k rows [index, noisy value]")
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        f = self.utility(data)
+        scale = 2.0 * _score_sensitivity(self.utility) / self.step_eps
+        return _private_max_steps(f, scale, rng, m, self.k)
+
+
+@dataclass(frozen=True)
+class AboveThreshold(Mechanism):
+    """The sparse vector technique, AboveThreshold (Dwork & Roth 2014, Alg. 1 / Thm 3.23; Lyu, Su &
+    Li 2017, Alg. 1 with c = 1): rho ~ Lap(2 Delta/eps) drawn once, nu_i ~ Lap(4 Delta/eps) per query
+    (Lap(2 Delta/eps) for monotone queries, Lyu et al. Thm 3); output the index of the first query with
+    q_i(D) + nu_i >= threshold + rho and halt, or k (meaning "none") if no query passes. eps-DP.
+    """
+
+    queries: Query
+    threshold: float
+    eps: float
+    monotone: bool | None = None
+
+    def __post_init__(self) -> None:
+        _check_query(self.queries, "queries")
+        object.__setattr__(self, "eps", _check_eps(self.eps))
+        if not math.isfinite(float(self.threshold)):
+            raise ValueError(f"threshold must be finite, got {self.threshold!r}")
+        if self.monotone is None:
+            object.__setattr__(self, "monotone", self.queries.monotone)
+
+    @property
+    def sensitivity(self) -> Any:
+        return self.queries.linf
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    @property
+    def output(self) -> OutputSpec:
+        k = _n_candidates(self.queries)
+        return OutputSpec("discrete", (), f"index of the first query above threshold in 0..{k - 1}, "
+                                          f"or {k} if none")
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        q = self.queries(data)
+        delta = _score_sensitivity(self.queries)
+        rho = rng.laplace(0.0, 2.0 * delta / self.eps, size=(m, 1))
+        nu_scale = (2.0 if self.monotone else 4.0) * delta / self.eps
+        above = q[None, :] + rng.laplace(0.0, nu_scale, size=(m, q.size)) >= float(self.threshold) + rho
+        first = np.argmax(above, axis=1)
+        return np.where(above.any(axis=1), first, q.size).astype(np.int64)

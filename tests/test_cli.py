@@ -1,0 +1,122 @@
+"""The dpcert command line, called through verify.cli.main."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from accountant import GDP
+from verify.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_account_gdp_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "account", "--gdp", "0.5", "--gdp", "0.3x4", "--delta", "1e-5", "--eps", "1")
+    assert code == 0
+    mu = math.sqrt(0.25 + 4 * 0.09)
+    assert f"{mu:.6g}" in out and "epsilon at delta=1e-05" in out and "delta at eps=1" in out
+    code, out, _ = run(capsys, "account", "--gdp", "0.5", "--gdp", "0.3x4", "--delta", "1e-5", "--json")
+    d = json.loads(out)
+    assert math.isclose(d["mu"], mu) and d["count"] == 5
+    assert math.isclose(d["epsilon"]["1e-05"], GDP(mu).epsilon(1e-5))
+
+
+def test_account_pure_approx_exact_and_methods(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "account", "--pure", "0.1x10", "--delta", "0", "--json")
+    assert code == 0 and math.isclose(json.loads(out)["epsilon"]["0"], 1.0, rel_tol=1e-9)
+    code, out, _ = run(capsys, "account", "--pure", "0.1x10", "--approx", "1,1e-6", "--method", "basic",
+                       "--delta", "1e-6", "--json")
+    assert code == 0 and math.isclose(json.loads(out)["epsilon"]["1e-06"], 2.0, rel_tol=1e-9)
+    code, out, _ = run(capsys, "account", "--pure", "0.1x100", "--method", "clt", "--delta", "1e-5")
+    assert code == 0 and "CLT approximation" in out
+
+
+def test_account_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "account", "--delta", "1e-5")
+    assert code == 2 and "at least one guarantee" in err
+    code, _, err = run(capsys, "account", "--pure", "-1")
+    assert code == 2 and "eps" in err
+    code, _, err = run(capsys, "account", "--approx", "1")
+    assert code == 2 and "EPS,DELTA" in err
+    code, _, err = run(capsys, "account", "--pure", "1xz")
+    assert code == 2 and "COUNT" in err
+
+
+def test_convert(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "convert", "--gdp", "1", "--to", "approx", "--delta", "1e-5", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert d["from"] == "1-GDP" and math.isclose(d["epsilon"]["1e-05"], GDP(1.0).epsilon(1e-5))
+    code, out, _ = run(capsys, "convert", "--pure", "1", "--to", "gdp")
+    assert code == 0 and "GDP" in out
+    code, out, _ = run(capsys, "convert", "--gdp", "1", "--to", "zcdp")
+    assert code == 0 and "0.5-zCDP" in out
+    code, _, err = run(capsys, "convert", "--gdp", "1", "--to", "approx")
+    assert code == 2 and "--delta" in err
+
+
+def test_audit_examples_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "audit", "--list")
+    assert code == 0 and "textbook-float-laplace-eps-1" in out
+    code, out, _ = run(capsys, "audit", "laplace-eps-1", "--samples", "20000", "--json")
+    assert code == 0 and json.loads(out)["violation"] is False
+    code, out, _ = run(capsys, "audit", "textbook-float-laplace-eps-1", "--samples", "20000")
+    assert code == 1 and "VIOLATION" in out
+    code, out, _ = run(capsys, "audit", "laplace-eps-1", "--claim", "pure:0.5", "--samples", "20000")
+    assert code == 1
+    code, _, err = run(capsys, "audit", "no-such-mechanism")
+    assert code == 2 and "unknown example" in err
+
+
+def test_audit_callable(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "audit", "--callable", "verify.examples:textbook_laplace", "--data", "0",
+                       "--data2", "1", "--claim", "pure:1", "--samples", "10000", "--json")
+    d = json.loads(out)
+    assert code == 1 and d["violation"] is True and d["epsilon_lower"] > 1
+    code, _, err = run(capsys, "audit", "--callable", "verify.examples:nope", "--data", "0", "--data2", "1",
+                       "--claim", "pure:1")
+    assert code == 2 and "cannot load" in err
+    code, _, err = run(capsys, "audit", "--callable", "verify.examples:textbook_laplace", "--data", "0",
+                       "--data2", "1", "--claim", "laplace")
+    assert code == 2 and "KIND:VALUE" in err
+
+
+def test_certify(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "certify", "laplace-eps-1")
+    assert code == 0 and "HOLDS" in out
+    code, out, _ = run(capsys, "certify", "gaussian-mu-1", "--claim", "approx:1,1e-5", "--json")
+    d = json.loads(out)
+    assert code == 1 and d["holds"] is False and d["epsilon"] > 1
+    code, _, err = run(capsys, "certify", "--mechanism", "verify.examples:GaussianMechanism",
+                       "--claim", "gdp:1")
+    assert code == 2 and "cannot build" in err  # a class needing arguments: a usage error
+
+
+def test_json_is_finite_safe(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "account", "--gdp", "1", "--delta", "0", "--json")
+    assert json.loads(out)["epsilon"]["0"] == "inf"
+    assert np.isfinite(json.loads(run(capsys, "account", "--gdp", "1", "--json")[1])["mu"])
+
+
+def test_account_mixed_notions_uses_pld_when_available(capsys: pytest.CaptureFixture[str]) -> None:
+    from accountant import PureDP, compose
+
+    try:
+        compose([GDP(0.5), PureDP(0.1)], method="pld")  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        code, _, err = run(capsys, "account", "--gdp", "0.5", "--pure", "0.1x100", "--delta", "1e-5")
+        assert code == 2 and "cannot compose" in err
+        pytest.skip("accountant has no PLD composition on this branch")
+    code, out, _ = run(capsys, "account", "--gdp", "0.5", "--pure", "0.1x100", "--approx", "1,1e-6",
+                       "--delta", "1e-5", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["method"] == "pld" and d["count"] == 102
+    assert isinstance(d["epsilon"]["1e-05"], float)

@@ -1,0 +1,146 @@
+"""Randomized response, pipelines, ready-made statistics and the acceptance interface.
+
+Statistical tests: fixed seeds, rejection at alpha = 1e-3 each.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy
+from scipy import stats
+
+import mechanisms
+from accountant import FDP, GDP, FiniteLossTradeoff, PureDP, compose
+from mechanisms import (
+    Count,
+    Domain,
+    Gaussian,
+    Histogram,
+    Laplace,
+    Mean,
+    Pipeline,
+    RandomizedResponse,
+    Sum,
+    clipped_mean,
+    clipped_variance,
+    noisy_histogram,
+)
+
+ALPHA = 1e-3
+
+
+def test_randomized_response_law_and_guarantee() -> None:
+    m = RandomizedResponse(k=4, eps=1.0)
+    p = math.exp(1.0) / (math.exp(1.0) + 3)
+    assert m.p_keep == pytest.approx(p)
+    out = m.sample(2, np.random.default_rng(1), size=20_000)
+    expected = np.array([(1 - p) / 3, (1 - p) / 3, p, (1 - p) / 3]) * out.size
+    assert stats.chisquare(np.bincount(out, minlength=4), expected).pvalue > ALPHA
+    g = m.guarantee()
+    ref = FiniteLossTradeoff.randomized_response(1.0, 4)
+    assert isinstance(g, FDP)
+    for t in (0.0, 0.3, 0.9):
+        assert g.delta(t) == pytest.approx(ref.profile(t))
+    assert m.standard_guarantee() == PureDP(1.0)
+
+
+def test_randomized_response_records_and_loss() -> None:
+    m = RandomizedResponse(k=3, eps=0.5)
+    x = np.array([0, 1, 2, 2, 1])
+    x2 = x.copy()
+    x2[0] = 2
+    y = m.sample(x, np.random.default_rng(2), size=50)
+    assert y.shape == (50, 5)
+    loss = m.privacy_loss(y, x, x2)
+    assert np.abs(loss).max() <= 0.5 + 1e-12
+    assert set(np.round(np.abs(loss), 12).tolist()) <= {0.0, 0.5}
+    with pytest.raises(ValueError, match=r"0\.\.2"):
+        m.sample([0, 3], np.random.default_rng(0))
+
+
+def test_randomized_response_debiasing() -> None:
+    m = RandomizedResponse(k=3, eps=1.0)
+    x = np.repeat([0, 1, 2], [600, 300, 100])
+    est = np.array([m.estimate_counts(m.sample(x, np.random.default_rng(s))) for s in range(200)])
+    se = est.std(axis=0, ddof=1) / math.sqrt(est.shape[0])
+    z = (est.mean(axis=0) - [600, 300, 100]) / se
+    assert np.all(np.abs(z) < stats.norm.isf(ALPHA / 6))  # Bonferroni over 3 coordinates, two-sided
+
+
+def test_pipeline_composes_through_accountant() -> None:
+    dom = Domain(0, 1, n=20)
+    g1 = Gaussian.calibrated(Mean(dom), GDP(0.3))
+    g2 = Gaussian.calibrated(Sum(dom), GDP(0.4))
+    pipe = Pipeline((g1, g2))
+    g = pipe.guarantee()
+    assert isinstance(g, GDP) and g.mu == pytest.approx(0.5)
+    lap = Laplace.calibrated(Mean(dom), PureDP(0.5))
+    with pytest.raises(ValueError, match="standard=True"):
+        Pipeline((lap, lap)).guarantee()
+    both = Pipeline((lap, lap)).guarantee(standard=True)
+    ref = compose([PureDP(0.5), PureDP(0.5)])
+    assert both.delta(0.5) == pytest.approx(ref.delta(0.5), rel=1e-6)
+    x = np.linspace(0, 1, 20)
+    out = pipe.sample(x, np.random.default_rng(3), size=5)
+    assert out.shape == (5, 2)
+    y = out
+    x2 = x.copy()
+    x2[0] = 1.0
+    assert np.allclose(pipe.privacy_loss(y, x, x2),
+                       g1.privacy_loss(y[:, 0], x, x2) + g2.privacy_loss(y[:, 1], x, x2))
+
+
+def test_noisy_histogram_scale_depends_on_adjacency() -> None:
+    edges = (0, 1, 2, 3)
+    rep = noisy_histogram(Domain(0, 3, n=10), PureDP(0.5), edges)
+    add = noisy_histogram(Domain(0, 3, adjacency="add_remove"), PureDP(0.5), edges)
+    assert isinstance(rep, Laplace) and isinstance(add, Laplace)
+    assert rep.scale == 4 and add.scale == 2  # 2/eps vs 1/eps
+    overlap = noisy_histogram(Domain(0, 3, adjacency="add_remove"), PureDP(0.5),
+                              membership=lambda x: np.stack([x < 2, x > 1, x > 0], axis=1),
+                              k=3, max_bins_per_record=3)
+    assert isinstance(overlap, Laplace) and overlap.scale == 6  # s/eps with s = 3
+    x = np.array([0.5, 1.5, 2.5, 2.5, 0.1, 0.2, 0.3, 1.1, 1.2, 2.9])
+    out = rep.sample(x, np.random.default_rng(4), size=20_000)
+    assert out.shape == (20_000, 3)
+    assert stats.kstest(out[:, 0] - 4, stats.laplace(scale=4).cdf).pvalue > ALPHA
+
+
+def test_clipped_statistics_clip_only_when_declared() -> None:
+    dom = Domain(0, 1, n=4)
+    x = [0.5, 2.0, -1.0, 0.5]
+    with pytest.raises(ValueError, match="outside the declared domain"):
+        Mean(dom)(x)
+    m = clipped_mean(dom, GDP(1.0), noise="gaussian")
+    assert isinstance(m, Gaussian) and m.query.domain.clip
+    assert m.query(x)[0] == pytest.approx(0.5)
+    v = clipped_variance(dom, PureDP(1.0))
+    assert isinstance(v, Laplace)
+    assert v.sensitivity == sympy.Rational(3, 16)  # (b-a)^2 (n-1)/n^2
+    cnt = mechanisms.clipped_count(Domain(0, 1, adjacency="add_remove"), PureDP(1.0))
+    assert cnt.sensitivity == 1
+
+
+def test_acceptance_interface() -> None:
+    dom = Domain(0, 1, n=10, adjacency="add_remove")
+    rng = np.random.default_rng(0)
+    x = np.linspace(0, 1, 12)
+    mechs = [
+        mechanisms.Laplace(Mean(dom), 0.5),
+        mechanisms.Gaussian(Mean(dom), 0.5),
+        mechanisms.RandomizedResponse(k=2, eps=1.0),
+        mechanisms.ReportNoisyMax(Histogram(dom, edges=(0, 0.5, 1)), eps=1.0),
+        mechanisms.DiscreteLaplace(Count(dom), 2),
+        mechanisms.DiscreteGaussian(Count(dom), 2),
+        mechanisms.ExponentialMechanism(Histogram(dom, edges=(0, 0.5, 1)), eps=1.0),
+        mechanisms.AboveThreshold(Histogram(dom, edges=(0, 0.5, 1)), threshold=5, eps=1.0),
+    ]
+    for m in mechs:
+        data = [0, 1, 1] if isinstance(m, RandomizedResponse) else x
+        assert isinstance(m.sensitivity, sympy.Basic)
+        assert m.guarantee() is not None
+        assert np.asarray(m.sample(data, rng, size=3)).shape[0] == 3
+    assert set(mechanisms.__all__) >= {"Laplace", "Gaussian", "RandomizedResponse", "ReportNoisyMax"}

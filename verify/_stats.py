@@ -1,0 +1,90 @@
+"""Exact binomial confidence bounds and the lower bounds on privacy parameters they imply.
+
+Clopper & Pearson (1934): for k successes in n trials, the one-sided upper bound at level gamma
+is the (1 - gamma) quantile of Beta(k + 1, n - k) (1 when k = n), the lower bound the gamma quantile
+of Beta(k, n - k + 1) (0 when k = 0). Both hold with probability >= 1 - gamma for every p.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+FloatArray = NDArray[np.float64]
+
+
+def cp_upper(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
+    """One-sided Clopper-Pearson upper bound on p at error level ``gamma`` (k may be fractional,
+    for a prediction)."""
+    kk = np.asarray(k, dtype=np.float64)
+    nn = np.broadcast_to(np.asarray(n, dtype=np.float64), kk.shape)
+    out = np.ones(kk.shape)
+    inner = kk < nn
+    if inner.any():
+        out[inner] = stats.beta.isf(gamma, kk[inner] + 1.0, nn[inner] - kk[inner])
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+
+
+def cp_lower(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
+    """One-sided Clopper-Pearson lower bound on p at error level ``gamma``."""
+    kk = np.asarray(k, dtype=np.float64)
+    nn = np.broadcast_to(np.asarray(n, dtype=np.float64), kk.shape)
+    out = np.zeros(kk.shape)
+    inner = kk > 0
+    if inner.any():
+        out[inner] = stats.beta.ppf(gamma, kk[inner], nn[inner] - kk[inner] + 1.0)
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+
+
+def eps_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike, delta: float) -> FloatArray:
+    """Largest eps refuted by a test whose errors satisfy alpha <= alpha_upper, beta <= beta_upper.
+
+    (eps, delta)-DP requires 1 - beta <= e^eps alpha + delta and, for the complementary test of
+    the swapped pair, 1 - alpha <= e^eps beta + delta (Wasserman & Zhou 2010; Kairouz, Oh &
+    Viswanath 2015). Returns max of log((1 - delta - beta_u)/alpha_u) and its mirror, at least 0.
+    """
+    a = np.asarray(alpha_upper, dtype=np.float64)
+    b = np.asarray(beta_upper, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e1 = np.log(np.maximum(1.0 - delta - b, 0.0)) - np.log(a)
+        e2 = np.log(np.maximum(1.0 - delta - a, 0.0)) - np.log(b)
+    out = np.maximum(np.nan_to_num(e1, nan=0.0, neginf=0.0), np.nan_to_num(e2, nan=0.0, neginf=0.0))
+    return np.asarray(np.maximum(out, 0.0), dtype=np.float64)
+
+
+def mu_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike) -> FloatArray:
+    """Largest mu refuted: G_mu(a) = Phi(Phi^{-1}(1 - a) - mu) is decreasing in mu, so beta_u < G_mu(alpha_u)
+    for every mu < Phi^{-1}(1 - alpha_u) - Phi^{-1}(beta_u) (Dong, Roth & Su 2022, Def. 2.7)."""
+    a = np.asarray(alpha_upper, dtype=np.float64)
+    b = np.asarray(beta_upper, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = -special.ndtri(a) - special.ndtri(b)
+    return np.asarray(np.maximum(np.nan_to_num(mu, nan=0.0, neginf=0.0), 0.0), dtype=np.float64)
+
+
+def binomial_tail_pvalue(k: int, n: int, p: float) -> float:
+    """P(Binomial(n, p) >= k): a one-sided exact test of H0: rate <= p."""
+    return float(stats.binom.sf(k - 1, n, p))
+
+
+def bisect_level(is_refuted: Callable[[float], bool], lo: float = 1e-300, hi: float = 0.5,
+                 iters: int = 80) -> float:
+    """Smallest per-bound level gamma in [lo, hi] at which ``is_refuted(gamma)`` is True (1.0 if it
+    never is). ``is_refuted`` must be monotone: bounds tighten as gamma grows."""
+    f = is_refuted
+    if not f(hi):
+        return 1.0
+    if f(lo):
+        return lo
+    llo, lhi = math.log(lo), math.log(hi)
+    for _ in range(iters):
+        mid = 0.5 * (llo + lhi)
+        if f(math.exp(mid)):
+            lhi = mid
+        else:
+            llo = mid
+    return math.exp(lhi)

@@ -1,0 +1,393 @@
+"""Reference and deliberately buggy mechanisms shared by the tests, the benchmark and the CLI.
+
+They follow the dpcert mechanism protocol (``sensitivity``, ``guarantee()``,
+``sample(data, rng, size)`` stacking outputs on axis 0, optional ``privacy_loss``). Continuous
+reference mechanisms snap their outputs to a grid of spacing 2^-20 (data on the grid), so the output
+is a shift of an x-independent distribution on a common lattice: floating-point rounding cannot
+create outputs reachable from one input only (Mironov 2012). The buggy sparse-vector variants are
+those analysed by Lyu, Su & Li (2017, "Understanding the sparse vector technique").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+from numpy.typing import NDArray
+
+from accountant import FDP, GDP, Guarantee, PureDP
+from accountant.tradeoff import LaplaceTradeoff
+
+GRID = 2.0**-20
+FloatArray = NDArray[np.float64]
+
+
+def _size(size: int | None) -> int:
+    return 1 if size is None else int(size)
+
+
+def _shape_out(out: NDArray[Any], size: int | None, data: Any = None) -> Any:
+    """Stack on axis 0; a scalar input gives scalar outputs (shape (size,)); size None gives one."""
+    if data is not None and np.ndim(data) == 0 and out.ndim == 2:
+        out = out[:, 0]
+    return out[0] if size is None else out
+
+
+def _data(x: Any) -> FloatArray:
+    return np.atleast_1d(np.asarray(x, dtype=np.float64))
+
+
+def snap(x: FloatArray) -> FloatArray:
+    """Round to the lattice GRID * Z (exact for |x| < 2^32)."""
+    return np.asarray(np.round(x / GRID) * GRID, dtype=np.float64)
+
+
+def two_sided_geometric(rng: np.random.Generator, scale: float, shape: tuple[int, ...]) -> NDArray[np.int64]:
+    """Discrete Laplace on Z with P(k) proportional to exp(-|k| / scale), as a difference of two
+    geometric variables (Inusah & Kozubowski 2006)."""
+    p = -math.expm1(-1.0 / scale)
+    return np.asarray(rng.geometric(p, shape) - rng.geometric(p, shape), dtype=np.int64)
+
+
+# ------------------------------------------------------------------------ reference mechanisms
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism:
+    """Laplace mechanism on a vector of query answers with L1 sensitivity ``sens``, noise
+    Lap(sens/eps) sampled exactly on the lattice GRID * Z (Dwork & Roth Thm 3.6; seed 004)."""
+
+    eps: float
+    sens: float = 1.0
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.nsimplify(self.sens)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        x = _data(data)
+        z = two_sided_geometric(rng, self.sens / self.eps / GRID, (_size(size), x.size))
+        return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
+
+    def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
+        """log p_data(y) - log p_data2(y) of the continuous Laplace density (the lattice version
+        differs by O(GRID))."""
+        yy = np.asarray(y, dtype=np.float64).reshape(-1, _data(data).size)
+        b = self.sens / self.eps
+        return np.asarray((np.abs(yy - _data(data2)).sum(1) - np.abs(yy - _data(data)).sum(1)) / b)
+
+
+@dataclass(frozen=True)
+class ScalarLaplace(LaplaceMechanism):
+    """The Laplace mechanism on one query; its exact curve is the Laplace trade-off (DRS Sec. 2.3)."""
+
+    def guarantee(self) -> Guarantee:
+        return FDP(LaplaceTradeoff(self.eps))
+
+
+@dataclass(frozen=True)
+class GaussianMechanism:
+    """Gaussian mechanism with noise N(0, (sens/mu)^2): exactly mu-GDP (DRS Thm 2.7), snapped to the
+    lattice (a post-processing of the continuous output, as the data lie on it)."""
+
+    mu: float
+    sens: float = 1.0
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.nsimplify(self.sens)
+
+    def guarantee(self) -> Guarantee:
+        return GDP(self.mu)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        x = _data(data)
+        z = np.round(rng.normal(0.0, self.sens / self.mu, (_size(size), x.size)) / GRID)
+        return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
+
+    def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
+        yy = np.asarray(y, dtype=np.float64).reshape(-1, _data(data).size)
+        s2 = (self.sens / self.mu) ** 2
+        return np.asarray((((yy - _data(data2)) ** 2).sum(1) - ((yy - _data(data)) ** 2).sum(1)) / (2 * s2))
+
+
+@dataclass(frozen=True)
+class RandomizedResponse:
+    """Binary randomized response: report the bit w.p. e^eps/(1 + e^eps) (Warner 1965); eps-DP."""
+
+    eps: float
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(1)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        keep = rng.random(_size(size)) < 1.0 / (1.0 + math.exp(-self.eps))
+        bit = int(data)
+        return _shape_out(np.where(keep, bit, 1 - bit).astype(np.int64), size)
+
+    def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
+        yy = np.asarray(y).ravel()
+        sgn = (yy == int(data)).astype(np.float64) - (yy == int(data2)).astype(np.float64)
+        return np.asarray(self.eps * sgn, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class GeometricMechanism:
+    """Integer-valued discrete Laplace (geometric) mechanism (Ghosh, Roughgarden & Sundararajan
+    2009): integer answer plus two-sided geometric noise of scale sens/eps; eps-DP."""
+
+    eps: float
+    sens: int = 1
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(self.sens)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        x = np.atleast_1d(np.asarray(data, dtype=np.int64))
+        return _shape_out(x + two_sided_geometric(rng, self.sens / self.eps, (_size(size), x.size)), size,
+                          data)
+
+
+@dataclass(frozen=True)
+class ReportNoisyMax:
+    """Report-noisy-max index over counting queries (monotone, sensitivity 1, add/remove one):
+    noise Exp(1/eps) (Ding et al. 2021; equivalent to permute-and-flip) or Lap(1/eps) (Dwork & Roth
+    Claim 3.9); both eps-DP. With ``return_value`` the noisy maximum itself is released too: a bug
+    whose privacy loss grows with the number of queries."""
+
+    eps: float
+    noise: str = "exponential"
+    return_value: bool = False
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(1)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        q = _data(data)
+        shape = (_size(size), q.size)
+        z = rng.exponential(1 / self.eps, shape) if self.noise == "exponential" else \
+            rng.laplace(0.0, 1 / self.eps, shape)
+        noisy = q + z
+        if self.return_value:
+            return _shape_out(snap(noisy.max(axis=1)), size)
+        return _shape_out(np.argmax(noisy, axis=1).astype(np.int64), size)
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    """Sparse vector / AboveThreshold on query answers with sensitivity 1 (Lyu, Su & Li 2017).
+
+    ``variant``:
+      - "correct": their Alg. 1 — threshold noise Lap(2/eps), query noise Lap(4c/eps), halt after c
+        positive answers; eps-DP.
+      - "no_query_noise": Alg. 5 (Stoddard et al.) — queries compared without noise; not DP.
+      - "unscaled_query_noise": Alg. 4 (Lee & Clifton) — eps1 = eps/4, query noise Lap(4/(3 eps))
+        not scaled with c; only ((1 + 6c)/4) eps-DP.
+      - "no_halting": Alg. 6 (Chen et al.) — query noise Lap(2/eps), never halts; not DP.
+      - "no_threshold_noise": the threshold is used without noise; privacy degrades with the
+        number of queries.
+      - "noisy_answer": Alg. 3 (Roth's lecture notes) — releases q_i + nu_i for positive answers;
+        not eps-DP (its loss grows with the number of negative answers). Not in the benchmark:
+        the default score families do not find its violating event at 10^6 draws.
+    Output: one int per query, 1 above, 0 below, -1 not answered (after halting); for
+    "noisy_answer" a float per query, the noisy answer when above and NaN otherwise.
+    """
+
+    eps: float
+    threshold: float = 0.0
+    c: int = 1
+    variant: str = "correct"
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(1)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        q = _data(data)
+        n = _size(size)
+        e, c, v = self.eps, self.c, self.variant
+        if v == "unscaled_query_noise":
+            rho_scale, nu_scale = 4.0 / e, 4.0 / (3.0 * e)
+        elif v == "no_halting":
+            rho_scale, nu_scale = 2.0 / e, 2.0 / e
+        else:
+            rho_scale, nu_scale = 2.0 / e, 4.0 * c / e
+        rho = np.zeros(n) if v == "no_threshold_noise" else rng.laplace(0.0, rho_scale, n)
+        out = np.full((n, q.size), -1, dtype=np.int64)
+        answers = np.full((n, q.size), np.nan)
+        count = np.zeros(n, dtype=np.int64)
+        for i in range(q.size):
+            active = np.ones(n, dtype=bool) if v == "no_halting" else count < c
+            nu = np.zeros(n) if v == "no_query_noise" else rng.laplace(0.0, nu_scale, n)
+            above = q[i] + nu >= self.threshold + rho
+            out[:, i] = np.where(active, above.astype(np.int64), -1)
+            answers[:, i] = np.where(active & above, snap(q[i] + nu), np.nan)
+            count += active & above
+        return _shape_out(answers if v == "noisy_answer" else out, size)
+
+
+@dataclass(frozen=True)
+class NoisySum:
+    """Sum of records in [-1, 1] plus Laplace noise; ``assumed_sensitivity`` 1 is the bug (the true
+    replace-one sensitivity is 2), so the mechanism is only (2/assumed) eps-DP."""
+
+    eps: float
+    assumed_sensitivity: float = 2.0
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(2)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        s = float(np.clip(_data(data), -1.0, 1.0).sum())
+        z = two_sided_geometric(rng, self.assumed_sensitivity / self.eps / GRID, (_size(size),))
+        return _shape_out((np.round(s / GRID) + z) * GRID, size)
+
+
+@dataclass(frozen=True)
+class NoisyHistogram:
+    """Histogram of categorical records plus Laplace noise per bin. Under replace-one adjacency the
+    L1 sensitivity is 2; calibrating for add/remove (sensitivity 1) is the bug."""
+
+    eps: float
+    bins: int = 4
+    calibrated_for: str = "replace"
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(2)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        records = np.asarray(data, dtype=np.int64)
+        h = np.bincount(records, minlength=self.bins)[: self.bins].astype(np.float64)
+        sens = 2.0 if self.calibrated_for == "replace" else 1.0
+        z = two_sided_geometric(rng, sens / self.eps / GRID, (_size(size), self.bins))
+        return _shape_out((np.round(h / GRID) + z) * GRID, size)
+
+
+@dataclass(frozen=True)
+class TextbookLaplace:
+    """Laplace by inverting the CDF of a double uniform and adding it to the answer in floating
+    point: the construction Mironov (2012) showed leaks the input through the set of reachable doubles."""
+
+    eps: float
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(1)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        u = rng.random(_size(size)) - 0.5
+        noise = -(1.0 / self.eps) * np.sign(u) * np.log1p(-2.0 * np.abs(u))
+        return _shape_out(float(data) + noise, size)
+
+
+def textbook_laplace(data: float, rng: np.random.Generator, eps: float = 1.0) -> float:
+    """A plain-callable textbook Laplace sampler (one draw), as a third party might write it."""
+    u = float(rng.random()) - 0.5
+    return float(data) - (1.0 / eps) * math.copysign(1.0, u) * math.log(1.0 - 2.0 * abs(u))
+
+
+# -------------------------------------------------------------------------------- benchmark
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark case: the mechanism, pairs to audit, the claim, the true eps on those pairs
+    (math.inf when unbounded, None when not known in closed form) and the known verdict."""
+
+    name: str
+    mechanism: Any
+    pairs: list[tuple[Any, Any]]
+    claim: Guarantee
+    true_eps: float | None
+    buggy: bool
+    note: str = ""
+    true_mu: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _rnm_laplace_pair_eps(eps: float) -> float:
+    # counts (0, 0) vs (1, 0): P(index 1) = 1/2 vs P(L2 - L1 > 1) = (2 + eps) e^-eps / 4
+    return math.log(2.0 * math.exp(eps) / (2.0 + eps))
+
+
+def cases() -> list[Case]:
+    """The benchmark suite: correct mechanisms (no violation expected) and buggy ones (flagged)."""
+    svt_q = [0.0] * 10
+    svt_q2 = [1.0] * 10
+    ramp = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    ramp2 = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    return [
+        Case("laplace eps=0.5", ScalarLaplace(0.5), [(0.0, 1.0)], PureDP(0.5), 0.5, False),
+        Case("laplace eps=1", ScalarLaplace(1.0), [(0.0, 1.0)], PureDP(1.0), 1.0, False),
+        Case("gaussian mu=1", GaussianMechanism(1.0), [(0.0, 1.0)], GDP(1.0), None, False, true_mu=1.0),
+        Case("randomized response eps=1", RandomizedResponse(1.0), [(0, 1)], PureDP(1.0), 1.0, False),
+        Case("geometric eps=1", GeometricMechanism(1.0), [(0, 1)], PureDP(1.0), 1.0, False),
+        Case("report noisy max (exp) eps=1", ReportNoisyMax(1.0), [([0.0, 0.0], [1.0, 0.0])],
+             PureDP(1.0), 1.0, False),
+        Case("report noisy max (laplace) eps=1", ReportNoisyMax(1.0, "laplace"),
+             [([0.0, 0.0], [1.0, 0.0])], PureDP(1.0), _rnm_laplace_pair_eps(1.0), False,
+             "pair eps below the claim"),
+        Case("sparse vector (Alg. 1) eps=1", SparseVector(1.0), [(svt_q, svt_q2), (ramp, ramp2)],
+             PureDP(1.0), None, False),
+        Case("histogram (replace) eps=1", NoisyHistogram(1.0), [([0, 1, 2], [1, 1, 2])],
+             PureDP(1.0), None, False),
+        Case("textbook float Laplace eps=1", TextbookLaplace(1.0), [(0.0, 1.0)], PureDP(1.0), math.inf,
+             True, "Mironov 2012: reachable doubles differ"),
+        Case("svt no query noise (Alg. 5)", SparseVector(1.0, variant="no_query_noise"),
+             [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), math.inf, True),
+        Case("svt no halting (Alg. 6)", SparseVector(1.0, variant="no_halting"),
+             [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), math.inf, True),
+        Case("svt unscaled query noise (Alg. 4) c=3", SparseVector(1.0, c=3, variant="unscaled_query_noise"),
+             [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), (1 + 6 * 3) / 4, True),
+        Case("svt no threshold noise", SparseVector(1.0, variant="no_threshold_noise"),
+             [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), 2.5, True,
+             "true eps on the pairs: all 10 answers below, e^(10/4)"),
+        Case("noisy max returning value (5 queries)", ReportNoisyMax(1.0, "laplace", return_value=True),
+             [([0.0] * 5, [1.0] * 5)], PureDP(1.0), 5.0, True),
+        Case("sum with wrong sensitivity", NoisySum(1.0, assumed_sensitivity=1.0),
+             [([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0])], PureDP(1.0), 2.0, True),
+        Case("histogram calibrated for add/remove", NoisyHistogram(1.0, calibrated_for="add_remove"),
+             [([0, 1, 2], [1, 1, 2])], PureDP(1.0), 2.0, True),
+        Case("gaussian wrong sensitivity", GaussianMechanism(1.0, sens=0.5), [(0.0, 1.0)], GDP(1.0),
+             None, True, "noise for sensitivity 0.5: true mu = 2", true_mu=2.0),
+    ]
+
+
+def by_name(name: str) -> Case:
+    for c in cases():
+        if c.name == name:
+            return c
+    raise ValueError(f"unknown example {name!r}; choose from {[c.name for c in cases()]}")
+

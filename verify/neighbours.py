@@ -1,0 +1,123 @@
+"""Neighbour search: which pairs of inputs to audit.
+
+``PatternSearch`` gives the input patterns StatDP uses for mechanisms over a vector of query answers
+(Ding, Wang, Wang, Zhang & Kifer 2018, "Detecting violations of differential privacy", Table 1):
+each answer moves by at most the sensitivity. ``RandomSearch`` draws random neighbouring datasets
+from a declared domain under replace-one or add/remove-one adjacency. Both have ``pairs(rng)`` and
+can be passed to ``verify.audit`` as ``neighbours``; the audit screens all pairs on its selection
+half and spends its error budget only on the most promising.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+Adjacency = Literal["replace", "add_remove"]
+
+
+def statdp_patterns(n: int, sensitivity: float = 1.0,
+                    base: float = 0.0) -> list[tuple[FloatArray, FloatArray]]:
+    """The StatDP patterns for n query answers: one above, one below, one above rest below, one below
+    rest above, half-half, all above, all below, x-shape. Answers of ``data`` sit at ``base +
+    sensitivity`` (x-shape: alternate blocks), and each answer of ``data2`` differs by at most
+    ``sensitivity``."""
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not sensitivity > 0:
+        raise ValueError(f"sensitivity must be positive, got {sensitivity!r}")
+    s = float(sensitivity)
+    one = np.full(n, base + s)
+    h = n // 2
+    rest = np.arange(n) > 0
+
+    def v(a: FloatArray) -> FloatArray:
+        return np.asarray(a, dtype=np.float64)
+
+    pats = [
+        (one, v(one + s * (np.arange(n) == 0))),                      # one above
+        (one, v(one - s * (np.arange(n) == 0))),                      # one below
+        (one, v(np.where(rest, one - s, one + s))),                   # one above, rest below
+        (one, v(np.where(rest, one + s, one - s))),                   # one below, rest above
+        (one, v(np.where(np.arange(n) < h, one + s, one - s))),       # half above, half below
+        (one, v(one + s)),                                            # all above
+        (one, v(one - s)),                                            # all below
+        (v(np.where(np.arange(n) < h, one, one - s)),
+         v(np.where(np.arange(n) < h, one - s, one))),                # x-shape
+    ]
+    seen: list[tuple[FloatArray, FloatArray]] = []
+    for a, b in pats:
+        dup = any(np.array_equal(a, x) and np.array_equal(b, y) for x, y in seen)
+        if not np.array_equal(a, b) and not dup:
+            seen.append((a, b))
+    return seen
+
+
+@dataclass(frozen=True)
+class PatternSearch:
+    """StatDP's patterns for a vector of ``n`` query answers of the given sensitivity."""
+
+    n: int
+    sensitivity: float = 1.0
+    base: float = 0.0
+
+    def pairs(self, rng: np.random.Generator) -> list[tuple[FloatArray, FloatArray]]:
+        return statdp_patterns(self.n, self.sensitivity, self.base)
+
+
+def check_domain(domain: tuple[float, float, int]) -> tuple[float, float, int]:
+    try:
+        low, high, n = domain
+    except (TypeError, ValueError):
+        raise ValueError(f"domain must be (low, high, n), got {domain!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"domain bounds must be finite with low < high, got {(low, high)!r}")
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"domain size n must be a positive integer, got {n!r}")
+    return float(low), float(high), int(n)
+
+
+def check_adjacency(adjacency: str) -> Adjacency:
+    if adjacency not in ("replace", "add_remove"):
+        raise ValueError(f"adjacency must be 'replace' or 'add_remove', got {adjacency!r}")
+    return adjacency  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class RandomSearch:
+    """``count`` random neighbouring datasets of n values in [low, high]. Half of them use extreme
+    values (low/high), where violations of sensitivity bounds usually show."""
+
+    domain: tuple[float, float, int]
+    adjacency: str = "replace"
+    count: int = 10
+    integers: bool = False
+
+    def __post_init__(self) -> None:
+        check_domain(self.domain)
+        check_adjacency(self.adjacency)
+        if self.count < 1:
+            raise ValueError(f"count must be >= 1, got {self.count!r}")
+
+    def pairs(self, rng: np.random.Generator) -> list[tuple[FloatArray, FloatArray]]:
+        low, high, n = check_domain(self.domain)
+        out = []
+        for k in range(self.count):
+            if k % 2 == 0:
+                x = rng.choice([low, high], n)
+            else:
+                x = rng.uniform(low, high, n)
+            if self.integers:
+                x = np.round(x)
+            i = int(rng.integers(n))
+            if self.adjacency == "replace":
+                x2 = x.copy()
+                x2[i] = high if x[i] - low < high - x[i] else low
+            else:
+                x2 = np.delete(x, i)
+            out.append((np.asarray(x, dtype=np.float64), np.asarray(x2, dtype=np.float64)))
+        return out
