@@ -96,7 +96,9 @@ def _compose(gs: list[Guarantee], method: str) -> tuple[Guarantee, str]:
     errors = []
     for m in tried:
         try:
-            return compose(gs, method=m), m  # type: ignore[arg-type]
+            g = compose(gs, method=m)  # type: ignore[arg-type]
+            # the exact default composes numerically (PLD) when no closed form exists
+            return g, "pld" if type(g).__name__ == "PLD" else m
         except (ValueError, TypeError) as exc:
             errors.append(f"{m}: {exc}")
     raise CliError("cannot compose these guarantees (" + "; ".join(errors) + ")")
