@@ -655,12 +655,14 @@ def subsampled_gaussian_source(mu: float, rate: float) -> PairSource:
                       _SubsampledGaussianDirection(mu, rate, "add"))
 
 
-def _knot_atoms(f: PiecewiseLinearTradeoff) -> tuple[FloatArray, FloatArray, float]:
-    da = np.diff(f.alphas)
-    db = -np.diff(f.betas)
+def _knot_atoms(alphas: FloatArray, betas: FloatArray) -> tuple[FloatArray, FloatArray, float]:
+    """The pair of a convex piecewise-linear curve: a segment of slope -s carries Q-mass
+    (its drop in beta) at loss log s; 1 - f(0) is the Q-mass at +inf (DRS Prop. 2.2)."""
+    da = np.diff(alphas)
+    db = -np.diff(betas)
     ok = (db > 0) & (da > 0)
     losses = np.log(db[ok] / da[ok])
-    return losses, db[ok], max(0.0, 1.0 - float(f.betas[0]))
+    return losses, db[ok], max(0.0, 1.0 - float(betas[0]))
 
 
 def tradeoff_source(f: TradeoffFunction) -> PairSource:
@@ -673,17 +675,16 @@ def tradeoff_source(f: TradeoffFunction) -> PairSource:
         d = finite_direction(f.losses, f.q_masses, f.q_inf)
         return PairSource("finite", (object(),), d)
     if isinstance(f, PiecewiseLinearTradeoff):
-        lo, qm, inf = _knot_atoms(f)
+        lo, qm, inf = _knot_atoms(f.alphas, f.betas)
         return PairSource("piecewise_linear", (object(),), finite_direction(lo, qm, inf))
     env = f.lower_envelope()
-    lo, qm, inf = _knot_atoms(env)
+    lo, qm, inf = _knot_atoms(env.alphas, env.betas)
+    # f is convex, so the lower hull of its (slightly raised) samples lies above it: a pair
+    # dominated by f's, whose delta is a lower bound
     a = default_alpha_grid()
     b = np.minimum(np.asarray(f(a), dtype=np.float64) + 1e-15, 1.0 - a)
     hx, hy = lower_convex_hull(a, b)
-    up = PiecewiseLinearTradeoff.__new__(PiecewiseLinearTradeoff)
-    object.__setattr__(up, "alphas", hx)
-    object.__setattr__(up, "betas", hy)
-    olo, oqm, oinf = _knot_atoms(up)
+    olo, oqm, oinf = _knot_atoms(hx, hy)
     d = _FiniteDirection(lo, qm, inf, olo, oqm, oinf)
     return PairSource("tradeoff", (object(),), d)
 
