@@ -84,7 +84,7 @@ class GridLaw:
             return self.inf
         lo = (self.offset + j + np.arange(m.size)) * self.h
         w = -np.expm1(np.minimum(eps - lo, 0.0))
-        return self.inf + float(np.dot(m, w))
+        return self.inf + float(np.sum(m * w))
 
     def delta(self, eps: float) -> float:
         """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack."""
@@ -184,8 +184,9 @@ def _convexify(xs: FloatArray, jumps: FloatArray) -> FloatArray:
         w = (xs[right] - xs[cur]) / (xs[right] - x_left)
         share = j[cur]
         has_left = left_pos >= 0
-        np.add.at(j, idx[left_pos[has_left]], share[has_left] * w[has_left])
-        np.add.at(j, right, share * (1.0 - w))
+        j += np.bincount(idx[left_pos[has_left]], weights=share[has_left] * w[has_left],
+                         minlength=j.size)
+        j += np.bincount(right, weights=share * (1.0 - w), minlength=j.size)
         j[cur] = 0.0
         kept[cur] = False
     raise RuntimeError("optimistic discretisation: convex hull did not converge")
@@ -204,13 +205,13 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
     bottom = t <= h * 1e-9
     on = top | bottom
     node = np.where(top, cell + 1, cell) - j0
-    np.add.at(nodes, node[on], qm[on])
+    nodes += np.bincount(node[on], weights=qm[on], minlength=nodes.size)
     moved = np.where(top, h - t, t)[on] * qm[on]
     off = ~on
     idx = cell[off] - j0
-    np.add.at(q, idx, qm[off])
-    np.add.at(pn, idx, qm[off] * np.exp(-t[off]))
-    np.add.at(x, idx, qm[off] * -np.expm1(-t[off]))
+    q += np.bincount(idx, weights=qm[off], minlength=q.size)
+    pn += np.bincount(idx, weights=qm[off] * np.exp(-t[off]), minlength=q.size)
+    x += np.bincount(idx, weights=qm[off] * -np.expm1(-t[off]), minlength=q.size)
     # pessimistic laws must not move mass down, optimistic ones not up
     return float((moved * (bottom[on] if pessimistic else top[on])).sum())
 
@@ -245,7 +246,7 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     j0 = int(cell.min())
     n = int(cell.max()) + 2 - j0
     nodes = np.zeros(n + 1)
-    np.add.at(nodes, i[on] // factor - j0, qm[on])
+    nodes += np.bincount(i[on] // factor - j0, weights=qm[on], minlength=n + 1)
     off = ~on
     idx = cell[off] - j0
     t = (i[off] - cell[off] * factor) * law.h
@@ -295,16 +296,21 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int) -> tuple[FloatArray, 
     """Linear convolution a * b (a * a when b is None) and the per-entry round-off bound."""
     if b is None:
         if a.size * a.size <= DIRECT_CONV:
-            return np.convolve(a, a), 4.0 * EPS_MACH * math.sqrt(a.size) * float(a @ a)
+            return np.convolve(a, a), 4.0 * EPS_MACH * math.sqrt(a.size) * _sq(a)
         nf = sfft.next_fast_len(n, real=True)
         fa = sfft.rfft(a, nf)
-        return sfft.irfft(fa * fa, nf)[:n], _fft_floor(nf, float(a @ a))
+        return sfft.irfft(fa * fa, nf)[:n], _fft_floor(nf, _sq(a))
     if a.size * b.size <= DIRECT_CONV:
-        l2 = float(np.linalg.norm(a)) * float(np.linalg.norm(b))
+        l2 = math.sqrt(_sq(a) * _sq(b))
         return np.convolve(a, b), 4.0 * EPS_MACH * math.sqrt(min(a.size, b.size)) * l2
     nf = sfft.next_fast_len(n, real=True)
     out = sfft.irfft(sfft.rfft(a, nf) * sfft.rfft(b, nf), nf)[:n]
-    return out, _fft_floor(nf, float(np.linalg.norm(a)) * float(np.linalg.norm(b)))
+    return out, _fft_floor(nf, math.sqrt(_sq(a) * _sq(b)))
+
+
+def _sq(a: FloatArray) -> float:
+    """sum of squares without BLAS (whose threads stall on a busy machine)."""
+    return float(np.sum(a * a))
 
 
 def _fft_floor(nf: int, l2: float) -> float:
