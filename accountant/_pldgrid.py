@@ -10,7 +10,8 @@ Two facts carry every soundness argument here (Koskela et al. 2020; Doroshenko e
 1. For independent composition, delta_{A x C}(eps) = int delta_A(eps - l) dC(l). Hence if
    delta_U >= delta_A for *all real* eps then delta_{U x C} >= delta_{A x C}, and likewise with
    <=; bounds survive composition, and numerical errors bounded by a uniform ``slack`` on delta
-   add up (scaled by the other factor's total mass).
+   add up (scaled by the other factor's total mass). FFT round-off enters the slack through a
+   worst-case normwise bound (``_fft_conv``).
 2. delta is pointwise monotone in the loss: moving Q-mass up (to +inf in particular) can only
    increase delta, dropping mass can only decrease it.
 
@@ -45,8 +46,11 @@ TAIL_MASS = 1e-19
 TAIL_BUDGET = 1e-11
 #: Tail mass left out of the initial discretisation of a continuous mechanism.
 SOURCE_TAIL = 1e-24
-#: Convolutions with fewer than this many products are done directly rather than by FFT.
-DIRECT_CONV = 200_000
+#: Convolutions with fewer than this many products are done directly rather than by FFT. Direct
+#: sums of non-negative terms err only relatively, and pessimistic laws carry relative errors
+#: through every level; optimistic laws fold them into the absolute slack at each coarsening, where
+#: the FFT's (smaller, absolute) error serves them better.
+DIRECT_CONV = {True: 20_000_000, False: 200_000}
 #: Entries above this fraction of the largest form the bulk, convolved on its own short FFT.
 BULK_FRACTION = 1e-3
 
@@ -65,6 +69,16 @@ class GridLaw:
     inf: float
     slack: float
     pessimistic: bool
+    #: relative error bound: the exact masses m and the held ones satisfy |held - m| <= rel m + e
+    #: entrywise (atom included), with |e|_1 <= slack.
+    rel: float = 0.0
+
+    def without_rel(self) -> GridLaw:
+        """The same law with its relative error folded into the slack (|rel m|_1 <= rel)."""
+        if self.rel == 0.0:
+            return self
+        return GridLaw(self.h, self.offset, self.masses, self.inf, self.slack + self.rel,
+                       self.pessimistic)
 
     @property
     def losses(self) -> FloatArray:
@@ -90,8 +104,8 @@ class GridLaw:
         """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack."""
         raw = self.raw_delta(eps)
         if self.pessimistic:
-            return min(1.0, raw + self.slack)
-        return max(0.0, raw - self.slack)
+            return min(1.0, (raw + self.slack) / (1.0 - self.rel))
+        return max(0.0, (raw - self.slack) / (1.0 + self.rel))
 
 
 # ============================ discretisation from cell contents =================================
@@ -235,9 +249,12 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     """Re-discretise a law onto the grid of width factor * h (its nodes are nodes of the old grid)."""
     if factor == 1:
         return law
+    if not law.pessimistic:
+        # the optimistic re-discretisation takes differences: carry the error in absolute form
+        law = law.without_rel()
     nz = np.flatnonzero(law.masses > 0)
     if nz.size == 0:
-        return GridLaw(law.h * factor, 0, np.zeros(1), law.inf, law.slack, law.pessimistic)
+        return GridLaw(law.h * factor, 0, np.zeros(1), law.inf, law.slack, law.pessimistic, law.rel)
     i = law.offset + nz
     qm = law.masses[nz]
     big_h = law.h * factor
@@ -253,8 +270,11 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     q = np.bincount(idx, weights=qm[off], minlength=n).astype(np.float64)
     pn = np.bincount(idx, weights=qm[off] * np.exp(-t), minlength=n).astype(np.float64)
     x = np.bincount(idx, weights=qm[off] * -np.expm1(-t), minlength=n).astype(np.float64)
-    return from_cells(big_h, j0, q, pn, x, inf=law.inf, q_above=0.0, q_below=0.0,
-                      pessimistic=law.pessimistic, slack=law.slack, node_q=nodes)
+    # connect-the-dots splits each cell by non-negative weights: relative errors carry over; the
+    # subtraction q - b rounds with an error below 4 ulp of the cell's mass
+    out = from_cells(big_h, j0, q, pn, x, inf=law.inf, q_above=0.0, q_below=0.0,
+                     pessimistic=law.pessimistic, slack=law.slack + 4.0 * EPS_MACH, node_q=nodes)
+    return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel)
 
 
 # ============================ composition ========================================================
@@ -282,8 +302,8 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 
     above = float(m[hi:].sum())
     if law.pessimistic:
         kept[0] += below
-        return GridLaw(law.h, law.offset + lo, kept, law.inf + above, law.slack, True)
-    return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False)
+        return GridLaw(law.h, law.offset + lo, kept, law.inf + above, law.slack, True, law.rel)
+    return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False, law.rel)
 
 
 def _bulk(m: FloatArray) -> tuple[int, int]:
@@ -292,20 +312,33 @@ def _bulk(m: FloatArray) -> tuple[int, int]:
     return int(big[0]), int(big[-1]) + 1
 
 
-def _fft_conv(a: FloatArray, b: FloatArray | None, n: int) -> tuple[FloatArray, float]:
-    """Linear convolution a * b (a * a when b is None) and the per-entry round-off bound."""
-    if b is None:
-        if a.size * a.size <= DIRECT_CONV:
-            return np.convolve(a, a), 4.0 * EPS_MACH * math.sqrt(a.size) * _sq(a)
-        nf = sfft.next_fast_len(n, real=True)
-        fa = sfft.rfft(a, nf)
-        return sfft.irfft(fa * fa, nf)[:n], _fft_floor(nf, _sq(a))
-    if a.size * b.size <= DIRECT_CONV:
-        l2 = math.sqrt(_sq(a) * _sq(b))
-        return np.convolve(a, b), 4.0 * EPS_MACH * math.sqrt(min(a.size, b.size)) * l2
+def _fft_conv(a: FloatArray, b: FloatArray | None, n: int,
+              direct_limit: int) -> tuple[FloatArray, float, float, float]:
+    """Linear convolution a * b (a * a when b is None) of non-negative arrays, with worst-case
+    round-off bounds ``(out, rel, l1, typical)``: |out - a * b| <= rel (a * b) + e with |e|_1 <= l1;
+    ``typical`` is the root-mean-square size of e's entries (|e|_2 / sqrt N), a noise level that
+    only guides where tails are cut.
+
+    Direct summation of m non-negative products errs by at most gamma_m = m u / (1 - m u) relative
+    per entry (Higham 2002, Sec. 3.1): ``rel`` = gamma_m, no absolute part.
+    By FFT: each transform of length N errs by eps_F = log2(N) eta / (1 - log2(N) eta) relative in
+    l2, eta = mu + gamma_4 (sqrt 2 + mu) with twiddle error mu <= u (Higham 2002, Thm 24.2); as
+    |F a|_inf <= |a|_1 for non-negative a and |F^-1 v|_2 = |v|_2 / sqrt N, the convolution errs by
+    at most (3 eps_F + u)(|a|_2 |b|_1 + |a|_1 |b|_2) in l2, and sqrt(N) times that in l1.
+    """
+    bb = a if b is None else b
+    m = min(a.size, bb.size)
+    if a.size * bb.size <= direct_limit:
+        return np.convolve(a, bb), m * EPS_MACH / (1.0 - m * EPS_MACH), 0.0, 0.0
     nf = sfft.next_fast_len(n, real=True)
-    out = sfft.irfft(sfft.rfft(a, nf) * sfft.rfft(b, nf), nf)[:n]
-    return out, _fft_floor(nf, math.sqrt(_sq(a) * _sq(b)))
+    if b is None:
+        fa = sfft.rfft(a, nf)
+        out = sfft.irfft(fa * fa, nf)[:n]
+    else:
+        out = sfft.irfft(sfft.rfft(a, nf) * sfft.rfft(b, nf), nf)[:n]
+    l1a, l1b = float(np.sum(a)), float(np.sum(bb))
+    err_l2 = _fft_relative_error(nf) * (math.sqrt(_sq(a)) * l1b + l1a * math.sqrt(_sq(bb)))
+    return out, 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
 
 
 def _sq(a: FloatArray) -> float:
@@ -313,19 +346,21 @@ def _sq(a: FloatArray) -> float:
     return float(np.sum(a * a))
 
 
-def _fft_floor(nf: int, l2: float) -> float:
-    # mean absolute error per entry of an FFT convolution: about c u sqrt(log2 n) ||a||_2 ||b||_2;
-    # against extended-precision convolutions the mean was c ~ 0.2 (the largest entry ~ 1)
-    return 0.5 * EPS_MACH * math.sqrt(math.log2(nf)) * l2
+def _fft_relative_error(nf: int) -> float:
+    """3 eps_F + u for transforms of length nf (Higham 2002, Thm 24.2, with twiddle error u;
+    pocketfft's mixed radices are charged as if every level were a radix-2 level, log2 nf)."""
+    u = EPS_MACH / 2.0
+    eta = u + (4 * u / (1 - 4 * u)) * (math.sqrt(2.0) + u)
+    levels = math.ceil(math.log2(nf))
+    eps_f = levels * eta / (1.0 - levels * eta)
+    return 3.0 * eps_f + u
 
 
 def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
     """Law of the sum of independent losses (composition), by FFT when large.
 
-    Round-off: the entries of an FFT convolution are off by about u sqrt(log2 n) ||a||_2 ||b||_2
-    (normwise analysis of the FFT, Higham 2002, Sec. 24.1); n times the mean error per entry,
-    measured against extended-precision convolutions and taken 2.5x larger, is added to the slack
-    (an estimate of the sum of absolute errors, not a worst-case proof). So that the error of the
+    Round-off: every product carries a worst-case bound on its l1 error (``_fft_conv``: Higham's
+    normwise FFT bound), added to the slack. So that the error of the
     bulk is not spread over the whole (mostly tail) support, the bulk-by-bulk product is done on
     its own short FFT and the terms involving a tail, tiny in norm, on the full length. Negative
     values are clipped (which moves each towards the true non-negative value).
@@ -341,33 +376,40 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
         # the bulk fills the arrays: splitting would not shorten the FFT
         a0, a1, b0, b1 = 0, ma.size, 0, mb.size
     ab, bb = ma[a0:a1], mb[b0:b1]
-    bulk, f_bulk = _fft_conv(ab, None if same else bb, ab.size + bb.size - 1)
+    limit = DIRECT_CONV[a.pessimistic]
+    bulk, rel_c, slack_fft, inf_bulk = _fft_conv(ab, None if same else bb, ab.size + bb.size - 1, limit)
     out = np.zeros(n)
     out[a0 + b0:a0 + b0 + bulk.size] = bulk
-    slack_fft = bulk.size * f_bulk
     ta = ma.copy()
     ta[a0:a1] = 0.0
     floor = np.zeros(n)
-    floor[a0 + b0:a0 + b0 + bulk.size] = f_bulk
+    floor[a0 + b0:a0 + b0 + bulk.size] = inf_bulk
     if ta.any() or (not same and (mb[:b0].any() or mb[b1:].any())):
         # a * b - a_bulk * b_bulk = a_tail * b + a_bulk * b_tail
+        a_bulk = np.concatenate([np.zeros(a0), ab, np.zeros(ma.size - a1)])
         if same:
-            cross, f1 = _fft_conv(ta, ma + np.concatenate([np.zeros(a0), ab, np.zeros(ma.size - a1)]),
-                                  n)
+            cross, rel_x, l1_x, inf_x = _fft_conv(ta, ma + a_bulk, n, limit)
         else:
             tb = mb.copy()
             tb[b0:b1] = 0.0
-            c1, f1a = _fft_conv(ta, mb, n)
-            c2, f1b = _fft_conv(np.concatenate([np.zeros(a0), ab, np.zeros(ma.size - a1)]), tb, n)
-            cross, f1 = c1 + c2, f1a + f1b
+            c1, rel_1, l1_1, inf_1 = _fft_conv(ta, mb, n, limit)
+            c2, rel_2, l1_2, inf_2 = _fft_conv(a_bulk, tb, n, limit)
+            cross, rel_x, l1_x, inf_x = c1 + c2, max(rel_1, rel_2), l1_1 + l1_2, inf_1 + inf_2
         out += cross
-        slack_fft += n * f1
-        floor += f1
-    out = np.maximum(out, 0.0)
+        rel_c = max(rel_c, rel_x) + EPS_MACH  # the parts are non-negative; one more rounding
+        slack_fft += l1_x
+        floor += inf_x
+    out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     tot_a, tot_b = a.total, b.total
     inf = a.inf * tot_b + (tot_a - a.inf) * b.inf
-    slack = a.slack * max(tot_b, 1.0) + b.slack * max(tot_a, 1.0) + slack_fft
-    return truncate(GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic),
+    # held inputs: |a~ - a| <= r_a a + e_a with |e_a|_1 <= s_a, and the exact laws have mass <= 1,
+    # so |a~ * b~ - a * b| <= (r_a + r_b + r_a r_b) a * b + e with
+    # |e|_1 <= s_a (1 + r_b) + s_b (1 + r_a) + s_a s_b; the product itself adds (rel_c, slack_fft).
+    r_in = a.rel + b.rel + a.rel * b.rel
+    s_in = a.slack * (1 + b.rel) + b.slack * (1 + a.rel) + a.slack * b.slack
+    rel = r_in * (1 + rel_c) + rel_c
+    slack = s_in * (1 + rel_c) + slack_fft
+    return truncate(GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic, rel),
                     tail=tail, floor=8.0 * floor)
 
 

@@ -572,7 +572,7 @@ def _law_curve(law: GridLaw) -> PiecewiseLinearTradeoff:
     p = q * np.exp(-losses)
     alphas = np.concatenate([[0.0], np.cumsum(p)])
     betas = np.concatenate([[1.0 - law.inf], 1.0 - law.inf - np.cumsum(q)])
-    betas = np.maximum(betas - 2 * law.slack - 1e-15, 0.0)
+    betas = np.maximum(betas - 2 * (law.slack + law.rel) - 1e-15, 0.0)
     keep = np.concatenate([[True], np.diff(alphas) > 0])
     alphas, betas = alphas[keep], betas[keep]
     if alphas[-1] >= 1.0:
