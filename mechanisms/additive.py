@@ -37,7 +37,8 @@ and ``GDP(Delta_2/sigma)`` (DRS Thm 2.7). It is NOT private as implemented (Miro
 refutes it through its IEEE-754 granularity region) and exists only for comparisons and audits.
 
 Discrete mechanisms on integer-valued queries: discrete Laplace (pmf proportional to exp(-|k|/b) on
-Z) with its exact ``FiniteLossTradeoff`` (it implies ``PureDP(D/b)``), and discrete Gaussian with
+Z) with its exact ``FiniteLossTradeoff`` (it implies ``PureDP(D/b)``), and discrete Gaussian with the
+exact truncated curve for scalar queries (``discrete_gaussian_tradeoff``) and the standard guarantee
 ``ZCDP(Delta_2^2/(2 sigma^2))`` (CKS 2020, Thm 4).
 """
 
@@ -79,6 +80,9 @@ LAPLACE_CURVE_MAX = 2**22
 GAUSSIAN_GRID_BITS = 12
 #: The truncated discrete Gaussian pair keeps |y| <= shift + GAUSS_TAIL * sqrt(s2).
 GAUSS_TAIL = 40
+#: Largest window (number of support points) for which an exact discrete Gaussian curve is built;
+#: beyond it only zCDP is declared.
+GAUSS_CURVE_MAX = 2**22
 #: Relative margin of the GDP parameter verified for the 1-d lattice Gaussian.
 GDP_MARGIN = Fraction(1, 2**16)
 
@@ -505,9 +509,10 @@ class Gaussian(_Continuous):
             return PureDP(0.0) if self._delta() == 0.0 else GDP(self._ratio_up())
         if self.lattice_shift2() == 0:
             return PureDP(0.0)
-        if self._dim() > 1:
+        k, s2 = self.lattice_shift(), Fraction(self.lattice_variance())
+        if self._dim() > 1 or _gauss_curve_size(k, s2) > GAUSS_CURVE_MAX:
             return self._lattice_zcdp()
-        return FDP(discrete_gaussian_tradeoff(self.lattice_shift(), Fraction(self.lattice_variance())))
+        return FDP(discrete_gaussian_tradeoff(k, s2))
 
     def standard_guarantee(self) -> Guarantee:
         g = self.guarantee()
@@ -556,6 +561,11 @@ def discrete_laplace_tradeoff(shift: int, scale: float) -> FiniteLossTradeoff:
     q = np.concatenate([[math.exp(log_norm), math.exp(shift * log_r + log_norm)],
                         -math.expm1(log_r) * np.exp((shift - m) * log_r + log_norm)])
     return FiniteLossTradeoff.from_losses(losses, q)
+
+
+def _gauss_curve_size(shift: int, sigma2: Fraction) -> int:
+    """Number of support points of the truncated pair (``discrete_gaussian_tradeoff``)."""
+    return 2 * (math.isqrt(math.ceil(sigma2 * GAUSS_TAIL**2)) + 1) + shift + 1
 
 
 def _gauss_window(shift: int, sigma2: Fraction) -> tuple[NDArray[np.int64], float, float, float]:
@@ -719,8 +729,24 @@ class DiscreteGaussian(_DiscreteMixin):
                             else sympy.simplify(self.scale**2))
 
     def guarantee(self) -> Guarantee:
+        """For a scalar query with a curve of at most ``GAUSS_CURVE_MAX`` points: the exact curve
+        ``discrete_gaussian_tradeoff(floor(Delta_2), sigma^2)`` (integer queries shift by integers),
+        which implies the zCDP of ``standard_guarantee()``; otherwise that zCDP."""
+        k = self._integer_delta()
+        s2 = self._sigma2()
+        if k > 0 and self._dim() == 1 and _gauss_curve_size(k, s2) <= GAUSS_CURVE_MAX:
+            return FDP(discrete_gaussian_tradeoff(k, s2))
+        return self.standard_guarantee()
+
+    def standard_guarantee(self) -> Guarantee:
         s2 = self._sigma2()  # the variance parameter the sampler uses (>= sigma^2)
         return ZCDP(to_float_up("rho", self.sensitivity**2 * s2.denominator / (2 * s2.numerator)))
+
+    def _dim(self) -> int:
+        k = self.query.output_dim
+        if not is_numeric(k):
+            raise ValueError(f"output dimension {k} is symbolic; bind it first")
+        return int(k)
 
     def _noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[Any]:
         return discrete_gaussian_array(rng, self._sigma2(), shape)

@@ -158,8 +158,9 @@ def test_discrete_gaussian_renyi_divergence_within_zcdp() -> None:
     """Brute-force Renyi divergences of N_Z(0, s^2) vs N_Z(D, s^2) are <= a rho (CKS 2020 Thm 4)."""
     sigma = 1.3
     m = DiscreteGaussian(Count(Domain(0, 1, adjacency="add_remove")), sigma)
-    rho = m.guarantee()
+    rho = m.standard_guarantee()
     assert isinstance(rho, ZCDP) and rho.rho == pytest.approx(1 / (2 * sigma**2))
+    assert isinstance(m.guarantee(), FDP)  # the exact curve of the pair, tighter than the zCDP
     y = np.arange(-80, 81)
     log_p = -(y**2) / (2 * sigma**2)
     log_p -= special.logsumexp(log_p)
