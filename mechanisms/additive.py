@@ -19,8 +19,11 @@ must hold for the query as evaluated in floating point):
 
 - Laplace, d = 1: ``FDP(discrete_laplace_tradeoff(K1, t))``, the exact curve of (DLap(t), K1 + DLap(t))
   (K1 + 1 loss values; above ``LAPLACE_CURVE_MAX`` only the pure DP below). It is NOT dominated by
-  ``LaplaceTradeoff(K1/t)``: both profiles agree at the loss values (2m - K1)/t but the discrete one
-  is above in between (tests). d > 1: ``PureDP(K1/t)`` (the log pmf ratio is at most ||k||_1/t).
+  ``LaplaceTradeoff(K1/t)``: both profiles agree at the loss values l_j = (2j - K1)/t but the discrete
+  one is above in between (tests). It is dominated by ``LaplaceTradeoff((K1 + 2)/t)``: the discrete
+  profile is non-increasing, so on [l_j, l_{j+1}) it is at most its value at l_j, the continuous
+  profile at eps = K1/t there, which is the (K1 + 2)/t profile at l_j + 2/t > eps (calibration to
+  (eps, delta) uses this). d > 1: ``PureDP(K1/t)`` (the log pmf ratio is at most ||k||_1/t).
   standard: ``PureDP(K1/t)``.
 - Gaussian, d = 1: ``FDP(discrete_gaussian_tradeoff(k, s2))``, the exact curve of
   (N_Z(0, s2), N_Z(k, s2)), k = floor(Delta_2/gamma) + 1, on |y| <= k + 40 sqrt(s2) with the tails moved
@@ -330,12 +333,12 @@ class _Continuous(_Additive):
 
     # calibration -------------------------------------------------------------------------------
     @classmethod
-    def _grid_factor(cls, ratio: Any, dim: Any, margin: Fraction) -> Any:
+    def _grid_factor(cls, ratio: Any, dim: Any, margin: Fraction, extra: int = 0) -> Any:
         """c >= 1 such that scale c * b0 absorbs the lattice rounding: the lattice ratio
-        (shift bound)/(lattice scale) is <= Delta/(c b0) + w with w = 2^-bits * (d for L1, sqrt(d) for
-        L2), and (Delta/(c b0) + w)(1 + margin) <= Delta/b0 = ratio when
-        c = 1 / (1/(1 + margin) - w/ratio); a relative 2^-40 more covers rounding up to doubles."""
-        w = sympy.Rational(1, 2**cls.grid_bits) * (dim if cls.norm == "l1" else sympy.sqrt(dim))
+        (shift bound + extra)/(lattice scale) is <= Delta/(c b0) + w with w = 2^-bits * (d for L1,
+        sqrt(d) for L2, plus ``extra`` grid steps), and (Delta/(c b0) + w)(1 + margin) <= Delta/b0 = ratio
+        when c = 1 / (1/(1 + margin) - w/ratio); a relative 2^-40 more covers rounding up to doubles."""
+        w = sympy.Rational(1, 2**cls.grid_bits) * ((dim if cls.norm == "l1" else sympy.sqrt(dim)) + extra)
         m = sympy.Rational(margin.numerator, margin.denominator)
         denom = 1 / (1 + m) - w / ratio
         if is_numeric(denom) and not bool(denom > 0):
@@ -348,13 +351,13 @@ _ContT = TypeVar("_ContT", bound="_Continuous")
 
 
 def _grid_calibrate(cls: type[_ContT], query: Query, base_scale: Any, target: Guarantee,
-                    margin: Fraction, **kwargs: Any) -> _ContT:
+                    margin: Fraction, extra: int = 0) -> _ContT:
     """The grid mechanism with scale c * base_scale (``_Continuous._grid_factor``), then, when numeric,
     checked against ``target`` and increased geometrically until it meets it."""
     sens = query.sensitivity(cls.norm)
     ratio = sens / base_scale
-    scale = base_scale * cls._grid_factor(ratio, query.output_dim, margin)
-    mech = cls(query, scale, sampler="grid", **kwargs)
+    scale = base_scale * cls._grid_factor(ratio, query.output_dim, margin, extra)
+    mech = cls(query, scale, sampler="grid")
     if not (is_numeric(mech.scale) and is_numeric(mech.sensitivity) and is_numeric(query.output_dim)):
         return mech
     # the factor assumed the coarsest lattice (gamma = scale 2^-bits); with the actual gamma the
@@ -362,7 +365,7 @@ def _grid_calibrate(cls: type[_ContT], query: Query, base_scale: Any, target: Gu
     gamma, delta = mech._gamma(), mech._sensitivity_exact()
     d = mech._dim()
     if delta > 0:
-        w = Fraction(d) if cls.norm == "l1" else _sqrt_up(Fraction(d))
+        w = (Fraction(d) if cls.norm == "l1" else _sqrt_up(Fraction(d))) + extra
         exact = (_exact_up("scale", base_scale) * (1 + margin) * (1 + w * gamma / delta)
                  * (1 + Fraction(1, 2**40)))
         refined = replace(mech, scale=sympy.Rational(exact.numerator, exact.denominator))
@@ -404,7 +407,10 @@ class Laplace(_Continuous):
         base_target = target
         if isinstance(target, ApproxDP) and not (is_numeric(d) and int(d) == 1):
             base_target = PureDP(target.eps)
-        return _grid_calibrate(cls, query, laplace_scale(query.l1, base_target), target, Fraction(0))
+        # (eps, delta) targets are solved on the Laplace curve; the lattice curve is below
+        # LaplaceTradeoff((K1 + 2)/t) (module docstring), hence two extra grid steps
+        extra = 2 if isinstance(target, ApproxDP) else 0
+        return _grid_calibrate(cls, query, laplace_scale(query.l1, base_target), target, Fraction(0), extra)
 
     def lattice_scale(self) -> int:
         """t = ceil(b/gamma): the discrete Laplace parameter of the grid sampler (in grid steps)."""

@@ -147,7 +147,8 @@ def test_discrete_laplace_curve_is_exact_and_not_the_laplace_curve(t: Fraction, 
     """Why the exact curve (and not LaplaceTradeoff(K/t)) is declared: brute force (mpmath, 30 digits)
     of delta(eps) = sum_y (q(y) - e^eps p(y))_+ for DLap(t) vs shift + DLap(t) equals the declared
     curve's profile; it agrees with the Laplace profile at eps = K/t at the loss values (2m - K)/t
-    but exceeds it in between, so the continuous curve would be optimistic."""
+    but exceeds it in between, so the continuous curve would be optimistic; the Laplace profile at
+    (K + 2)/t bounds it everywhere."""
     mpmath.mp.dps = 30
     r = mpmath.exp(-mpmath.mpf(t.denominator) / t.numerator)
     c = (1 - r) / (1 + r)
@@ -160,9 +161,11 @@ def test_discrete_laplace_curve_is_exact_and_not_the_laplace_curve(t: Fraction, 
         return float(mpmath.fsum(max(c * r ** abs(y - shift) - ee * c * r ** abs(y), 0) for y in ys))
 
     above = 0
+    wider = LaplaceTradeoff(float((shift + 2) / t))  # a sound closed-form bound (module docstring)
     for eps in np.linspace(-float(shift / t) - 0.5, float(shift / t) + 0.1, 23):
         b = brute(float(eps))
         assert f.profile(float(eps)) == pytest.approx(b, abs=1e-12)
+        assert b <= wider.profile(float(eps)) + 1e-14
         above += b > lap.profile(float(eps)) + 1e-9
     assert above > 0
     for mm in range(shift + 1):
@@ -311,3 +314,15 @@ def test_audit_default_lattice_mechanisms_pass_and_float_sampler_is_refuted() ->
     unsafe_g = Gaussian.calibrated(mean_query(), GDP(1.0), sampler="float")
     report = verify.audit(unsafe_g, [(x, x2)], GDP(1.0), samples=200_000, seed=0)
     assert report.violation
+
+
+@pytest.mark.parametrize("target", [PureDP(0.7), ApproxDP(0.7, 1e-5), ZCDP(0.2), GDP(0.6)])
+def test_symbolic_calibration_meets_target_after_binding(target: PureDP | ApproxDP | ZCDP | GDP) -> None:
+    """The symbolic path is not re-checked numerically: its factor must absorb the rounding alone."""
+    import sympy
+
+    n, lo, hi = sympy.symbols("n lo hi", positive=True)
+    cls = Gaussian if isinstance(target, GDP) else Laplace
+    for nn, width in ((100, 1), (37, 3), (1000, 5)):
+        m = cls.calibrated(Mean(Domain(lo, hi, n=n)), target).bind(n=nn, lo=0, hi=width)
+        assert meets(m.guarantee(), m.standard_guarantee(), target)
