@@ -29,6 +29,9 @@ __all__ = [
     "discrete_gaussian_array",
     "discrete_laplace",
     "discrete_laplace_array",
+    "floor_log2",
+    "from_lattice",
+    "to_lattice",
     "uniform_below",
 ]
 
@@ -138,6 +141,10 @@ def discrete_gaussian(rng: np.random.Generator, sigma2: Fraction) -> int:
 _VEC_LIMIT = 2**62
 #: Largest denominator (and scale numerator) for which the vectorised path is used.
 VEC_MAX_DENOMINATOR = 2**40
+#: Largest acceptance denominator 2 p q t^2 of the vectorised discrete Gaussian: its Bernoulli chain
+#: draws below den * k and hands any element with k >= 2^62 // den to Python integers, so every
+#: product stays below 2^62; 2^60 leaves k up to 4 (the chain rarely passes k = 3) on the int64 path.
+VEC_MAX_GAUSSIAN_DENOMINATOR = 2**60
 
 
 def _bexp_unit_vec(rng: np.random.Generator, num: NDArray[np.int64],
@@ -268,13 +275,64 @@ def discrete_laplace_array(rng: np.random.Generator, scale: Fraction,
 def discrete_gaussian_array(rng: np.random.Generator, sigma2: Fraction,
                             shape: tuple[int, ...]) -> NDArray[np.int64]:
     """An array of independent exact discrete Gaussian draws (vectorised when 2 p q t^2 <=
-    ``VEC_MAX_DENOMINATOR`` for sigma2 = p/q, t = floor(sigma) + 1, else the Python-integer loop)."""
+    ``VEC_MAX_GAUSSIAN_DENOMINATOR`` for sigma2 = p/q, t = floor(sigma) + 1, else the Python-integer
+    loop)."""
     sigma2 = Fraction(sigma2)
     if sigma2 <= 0:
         raise ValueError(f"sigma2 must be > 0, got {sigma2}")
     count = int(np.prod(shape, dtype=np.int64))
     t = isqrt(sigma2.numerator // sigma2.denominator) + 1
-    if 2 * sigma2.numerator * sigma2.denominator * t * t <= VEC_MAX_DENOMINATOR:
+    if 2 * sigma2.numerator * sigma2.denominator * t * t <= VEC_MAX_GAUSSIAN_DENOMINATOR:
         return _discrete_gaussian_vec(rng, sigma2, count).reshape(shape)
     out = np.fromiter((discrete_gaussian(rng, sigma2) for _ in range(count)), dtype=np.int64, count=count)
     return out.reshape(shape)
+
+
+# ----------------------------------------------------------------------------- the lattice 2^e Z
+#
+# Float-safe release (Mironov 2012): values are rounded to the lattice 2^e Z, exact integer noise is
+# added to the lattice index, and the sum is mapped back to a double. Dividing and multiplying by a
+# power of two is exact, and every integer of magnitude <= 2^53 is a double, so every output is an
+# exact multiple of 2^e and the set of reachable outputs does not depend on the input.
+
+#: Largest lattice index magnitude accepted for a rounded input (the noise is added to it).
+LATTICE_INPUT_LIMIT = 2**52
+#: Largest lattice index magnitude of an output (integers up to 2^53 are exact doubles).
+LATTICE_OUTPUT_LIMIT = 2**53
+
+
+def floor_log2(x: Fraction) -> int:
+    """floor(log2 x) for a rational x > 0, exactly."""
+    x = Fraction(x)
+    if x <= 0:
+        raise ValueError(f"x must be > 0, got {x}")
+    p, q = x.numerator, x.denominator
+    e = p.bit_length() - q.bit_length()
+    below = (p < q << e) if e >= 0 else (p << -e < q)
+    return e - 1 if below else e
+
+
+def _check_exponent(e: int) -> None:
+    if not -1022 <= e <= 1023 - 54:
+        raise ValueError(f"the lattice spacing 2^{e} is outside the range where 2^e Z is exact in doubles")
+
+
+def to_lattice(values: NDArray[np.float64], e: int) -> NDArray[np.int64]:
+    """round(values / 2^e) as int64 (half to even; any rounding within 1/2 is covered by the shift
+    bounds of ``mechanisms.additive``). Raises ValueError for non-finite values or indices beyond
+    ``LATTICE_INPUT_LIMIT`` (where the noise could leave the exactly representable range)."""
+    _check_exponent(e)
+    v = np.ldexp(np.asarray(values, dtype=np.float64), -e)  # exact: a power-of-two scaling
+    if not np.isfinite(v).all() or (np.abs(v) > LATTICE_INPUT_LIMIT).any():
+        raise ValueError(f"query value(s) too large for the lattice 2^{e} Z: |q/2^{e}| must be <= 2^52 "
+                         f"(max |q| = {float(np.max(np.abs(values))):.6g})")
+    return np.rint(v).astype(np.int64)
+
+
+def from_lattice(index: NDArray[np.int64], e: int) -> NDArray[np.float64]:
+    """index * 2^e as exact doubles; raises OverflowError when some |index| > 2^53 (not exact)."""
+    _check_exponent(e)
+    idx = np.asarray(index, dtype=np.int64)
+    if (np.abs(idx) > LATTICE_OUTPUT_LIMIT).any():
+        raise OverflowError("a lattice output exceeded 2^53 grid steps and is not exactly representable")
+    return np.ldexp(idx.astype(np.float64), e)

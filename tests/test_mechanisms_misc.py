@@ -75,8 +75,8 @@ def test_pipeline_composes_through_accountant() -> None:
     g1 = Gaussian.calibrated(Mean(dom), GDP(0.3))
     g2 = Gaussian.calibrated(Sum(dom), GDP(0.4))
     pipe = Pipeline((g1, g2))
-    g = pipe.guarantee()
-    assert isinstance(g, GDP) and g.mu == pytest.approx(0.5)
+    g = pipe.guarantee(standard=True)  # the lattice Gaussians' verified GDP (their exact curves are finite)
+    assert isinstance(g, GDP) and g.mu == pytest.approx(0.5, rel=1e-3) and g.mu <= 0.5
     lap = Laplace.calibrated(Mean(dom), PureDP(0.5))
     # no closed form composes the two Laplace curves: the exact default falls back to the PLD
     # accountant (issue 3), a sound bound no looser than composing their pure-DP guarantees
@@ -85,7 +85,7 @@ def test_pipeline_composes_through_accountant() -> None:
     both = Pipeline((lap, lap)).guarantee(standard=True)
     assert numeric.delta(0.5) <= both.delta(0.5) + 1e-9
     ref = compose([PureDP(0.5), PureDP(0.5)])
-    assert both.delta(0.5) == pytest.approx(ref.delta(0.5), rel=1e-6)
+    assert ref.delta(0.5) * (1 - 1e-4) <= both.delta(0.5) <= ref.delta(0.5)  # lattice: slightly more noise
     x = np.linspace(0, 1, 20)
     out = pipe.sample(x, np.random.default_rng(3), size=5)
     assert out.shape == (5, 2)
@@ -101,11 +101,12 @@ def test_noisy_histogram_scale_depends_on_adjacency() -> None:
     rep = noisy_histogram(Domain(0, 3, n=10), PureDP(0.5), edges)
     add = noisy_histogram(Domain(0, 3, adjacency="add_remove"), PureDP(0.5), edges)
     assert isinstance(rep, Laplace) and isinstance(add, Laplace)
-    assert rep.scale == 4 and add.scale == 2  # 2/eps vs 1/eps
+    # 2/eps vs 1/eps, enlarged by a relative ~d 2^-20/eps to absorb the lattice rounding
+    assert 4 <= rep.scale <= 4 * (1 + 1e-4) and 2 <= add.scale <= 2 * (1 + 1e-4)
     overlap = noisy_histogram(Domain(0, 3, adjacency="add_remove"), PureDP(0.5),
                               membership=lambda x: np.stack([x < 2, x > 1, x > 0], axis=1),
                               k=3, max_bins_per_record=3)
-    assert isinstance(overlap, Laplace) and overlap.scale == 6  # s/eps with s = 3
+    assert isinstance(overlap, Laplace) and 6 <= overlap.scale <= 6 * (1 + 1e-4)  # s/eps with s = 3
     x = np.array([0.5, 1.5, 2.5, 2.5, 0.1, 0.2, 0.3, 1.1, 1.2, 2.9])
     out = rep.sample(x, np.random.default_rng(4), size=20_000)
     assert out.shape == (20_000, 3)

@@ -20,8 +20,10 @@ from numpy.typing import NDArray
 
 from accountant import FDP, GDP, Guarantee, PureDP
 from accountant.tradeoff import LaplaceTradeoff
+from mechanisms.samplers import from_lattice, to_lattice
 
-GRID = 2.0**-20
+GRID_EXPONENT = -20
+GRID = 2.0**GRID_EXPONENT
 FloatArray = NDArray[np.float64]
 
 
@@ -41,8 +43,13 @@ def _data(x: Any) -> FloatArray:
 
 
 def snap(x: FloatArray) -> FloatArray:
-    """Round to the lattice GRID * Z (exact for |x| < 2^32)."""
-    return np.asarray(np.round(x / GRID) * GRID, dtype=np.float64)
+    """Round to the lattice GRID * Z (exactly, as ``mechanisms.samplers.to_lattice``)."""
+    return on_lattice(to_lattice(x, GRID_EXPONENT))
+
+
+def on_lattice(index: NDArray[np.int64]) -> FloatArray:
+    """Lattice indices as exact doubles (``mechanisms.samplers.from_lattice``)."""
+    return from_lattice(index, GRID_EXPONENT)
 
 
 def two_sided_geometric(rng: np.random.Generator, scale: float, shape: tuple[int, ...]) -> NDArray[np.int64]:
@@ -73,7 +80,7 @@ class LaplaceMechanism:
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         x = _data(data)
         z = two_sided_geometric(rng, self.sens / self.eps / GRID, (_size(size), x.size))
-        return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
+        return _shape_out(on_lattice(to_lattice(x, GRID_EXPONENT) + z), size, data)
 
     def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
         """log p_data(y) - log p_data2(y) of the continuous Laplace density (the lattice version
@@ -108,8 +115,8 @@ class GaussianMechanism:
 
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         x = _data(data)
-        z = np.round(rng.normal(0.0, self.sens / self.mu, (_size(size), x.size)) / GRID)
-        return _shape_out((np.round(x / GRID) + z) * GRID, size, data)
+        z = np.rint(rng.normal(0.0, self.sens / self.mu, (_size(size), x.size)) / GRID).astype(np.int64)
+        return _shape_out(on_lattice(to_lattice(x, GRID_EXPONENT) + z), size, data)
 
     def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
         yy = np.asarray(y, dtype=np.float64).reshape(-1, _data(data).size)
@@ -265,7 +272,7 @@ class NoisySum:
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         s = float(np.clip(_data(data), -1.0, 1.0).sum())
         z = two_sided_geometric(rng, self.assumed_sensitivity / self.eps / GRID, (_size(size),))
-        return _shape_out((np.round(s / GRID) + z) * GRID, size)
+        return _shape_out(on_lattice(to_lattice(np.array(s), GRID_EXPONENT) + z), size)
 
 
 @dataclass(frozen=True)
@@ -289,7 +296,7 @@ class NoisyHistogram:
         h = np.bincount(records, minlength=self.bins)[: self.bins].astype(np.float64)
         sens = 2.0 if self.calibrated_for == "replace" else 1.0
         z = two_sided_geometric(rng, sens / self.eps / GRID, (_size(size), self.bins))
-        return _shape_out((np.round(h / GRID) + z) * GRID, size)
+        return _shape_out(on_lattice(to_lattice(h, GRID_EXPONENT) + z), size)
 
 
 @dataclass(frozen=True)
