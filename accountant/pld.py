@@ -535,7 +535,7 @@ class PLD(Guarantee):
         return FDP(self.tradeoff)
 
     def __str__(self) -> str:
-        parts = ", ".join(f"{s.name}{s.params if s.name not in ('pmfs', 'densities') else ''}"
+        parts = ", ".join(f"{s.name}{s.params if s.name not in ('pmfs', 'densities', 'finite') else ''}"
                           f" x{c}" for s, c in self.factors)
         return f"PLD[{parts}]"
 

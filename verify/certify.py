@@ -84,7 +84,7 @@ def compare(guarantee: Guarantee, claim: Guarantee) -> tuple[bool, str, float, f
 
 
 def certify(mechanism: Any, claim: Guarantee, *, delta: float | None = None) -> Certificate:
-    """Decide whether ``mechanism``'s declared guarantee (or its PLD) implies ``claim``.
+    """Decide whether ``mechanism``'s declared guarantees (exact, standard notion, PLD) imply ``claim``.
 
     mechanism: an object with ``guarantee()`` returning an accountant guarantee (and optionally
     ``pld()``), or a guarantee itself. ``delta``: where the mechanism's epsilon is reported
@@ -102,12 +102,18 @@ def certify(mechanism: Any, claim: Guarantee, *, delta: float | None = None) -> 
         if not isinstance(g, Guarantee):
             raise TypeError("mechanism.guarantee() must return an accountant guarantee, "
                             f"got {type(g).__name__}")
+        # every sound guarantee the mechanism declares is tried: the exact one first (it is also
+        # the one reported when none implies the claim), then its standard notion, then its PLD
         candidates = [g]
-        pld_fn = getattr(mechanism, "pld", None)
-        if callable(pld_fn):
-            p = pld_fn()
-            if isinstance(p, Guarantee):
-                candidates.insert(0, p)
+        for name in ("standard_guarantee", "pld"):
+            fn = getattr(mechanism, name, None)
+            if callable(fn):
+                try:
+                    extra = fn()
+                except (NotImplementedError, ValueError):
+                    continue
+                if isinstance(extra, Guarantee):
+                    candidates.append(extra)
     d = _claim_delta(claim) if delta is None else float(delta)
     if not 0.0 <= d < 1.0:
         raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
