@@ -115,6 +115,9 @@ def _summary(g: Guarantee, deltas: list[float], epss: list[float]) -> dict[str, 
     if isinstance(g, GDP):
         out["mu"] = g.mu
         out["approximate"] = bool(getattr(g, "approximate", False))
+    bracket = getattr(g, "epsilon_bracket", None)
+    if callable(bracket):  # numeric accountants certify a (lower, upper) bracket around the truth
+        out["epsilon_bracket"] = {f"{d:g}": [_num(x) for x in bracket(d)] for d in deltas}
     return out
 
 
@@ -127,7 +130,10 @@ def _summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [("guarantee", s["guarantee"])]
     if "mu" in s:
         rows.append(("GDP mu", f"{s['mu']:.6g}" + (" (CLT approximation)" if s.get("approximate") else "")))
-    rows += [(f"epsilon at delta={d}", _fmt(v)) for d, v in s["epsilon"].items()]
+    brackets = s.get("epsilon_bracket", {})
+    rows += [(f"epsilon at delta={d}", _fmt(v) + (f"  (certified bracket [{_fmt(brackets[d][0])}, "
+                                                   f"{_fmt(brackets[d][1])}])" if d in brackets else ""))
+             for d, v in s["epsilon"].items()]
     rows += [(f"delta at eps={e}", _fmt(v)) for e, v in s["delta"].items()]
     return rows
 
