@@ -11,8 +11,11 @@ import argparse
 import math
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from accountant import GDP, PureDP
 from verify import audit
