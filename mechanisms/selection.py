@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -23,6 +24,7 @@ from accountant import Guarantee, PureDP, compose
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up
 from .queries import Query
+from .samplers import discrete_laplace_array, floor_log2, from_lattice, to_lattice
 
 __all__ = ["AboveThreshold", "ExponentialMechanism", "Peeling", "PrivateMax", "ReportNoisyMax"]
 
@@ -182,8 +184,39 @@ class ReportNoisyMax(Mechanism):
         return lp1[idx] - lp2[idx]
 
 
-def _private_max_steps(f: FloatArray, scale: float, rng: np.random.Generator, m: int,
-                       k: int) -> NDArray[np.float64]:
+#: The noisy value of PrivateMax is released on the lattice 2^(floor(log2 scale) - VALUE_LATTICE_BITS) Z.
+VALUE_LATTICE_BITS = 16
+
+
+@dataclass(frozen=True)
+class _ValueLattice:
+    """How PrivateMax releases f_i + w without floating-point leaks (Mironov 2012): the value is
+    rounded to the lattice 2^e Z and exact discrete Laplace noise of parameter t (in lattice steps)
+    is added. Rounding moves a value by at most half a step, so neighbouring values differ by at
+    most ``shift`` = floor(B / 2^e) + 1 steps, and the release is (shift / t)-DP."""
+
+    exponent: int
+    t: int
+    shift: int
+
+    @classmethod
+    def for_scale(cls, scale: float, sensitivity: float) -> _ValueLattice:
+        e = floor_log2(Fraction(scale)) - VALUE_LATTICE_BITS
+        step = Fraction(2) ** e
+        t = math.ceil(Fraction(scale) / step)
+        return cls(e, t, math.floor(Fraction(sensitivity) / step) + 1)
+
+    @property
+    def eps(self) -> Fraction:
+        return Fraction(self.shift, self.t)
+
+    def release(self, values: FloatArray, rng: np.random.Generator) -> FloatArray:
+        noise = discrete_laplace_array(rng, Fraction(self.t), values.shape)
+        return from_lattice(to_lattice(values, self.exponent) + noise, self.exponent)
+
+
+def _private_max_steps(f: FloatArray, scale: float, lattice: _ValueLattice, rng: np.random.Generator,
+                       m: int, k: int) -> NDArray[np.float64]:
     """k rounds of PrivateMax on m independent runs: (m, k, 2) array of (index, noisy value)."""
     out = np.empty((m, k, 2))
     removed = np.zeros((m, f.size), dtype=bool)
@@ -194,7 +227,7 @@ def _private_max_steps(f: FloatArray, scale: float, rng: np.random.Generator, m:
         idx = np.argmax(noisy, axis=1)
         removed[rows, idx] = True
         out[:, j, 0] = idx
-        out[:, j, 1] = f[idx] + rng.laplace(0.0, scale, size=m)
+        out[:, j, 1] = lattice.release(f[idx], rng)
     return out
 
 
@@ -203,12 +236,14 @@ class PrivateMax(Mechanism):
     """PrivateMax(f, B, eps) of Cai, Wang & Zhang (seed 000, Algorithm 1): with xi_j, w i.i.d.
     Laplace(2B/eps), return i = argmax_j |f_j(D) + xi_j| and f_i(D) + w. Output: [index, value].
 
-    B is the L-infinity sensitivity of the utility. Guarantee: ``PureDP(3 eps / 2)``. Lemma 16 of the
-    seed states (eps, 0)-DP; our accounting is: the argmax step is eps-DP (the event "i wins" is a pair
-    of half-lines for xi_i whose end points move by at most 2B, i.e. 2B/scale = eps), and releasing
-    f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2); for non-monotone scores the argmax
-    bound is approached, so we declare the sum. ``PrivateMax.for_budget(f, eps)`` spends a total
-    budget eps (noise 3B/eps).
+    B is the L-infinity sensitivity of the utility. Guarantee: ``PureDP(3 eps / 2)`` plus at most
+    2^-15 (below). Lemma 16 of the seed states (eps, 0)-DP; our accounting is: the argmax step is
+    eps-DP (the event "i wins" is a pair of half-lines for xi_i whose end points move by at most 2B,
+    i.e. 2B/scale = eps), and releasing f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2);
+    for non-monotone scores the argmax bound is approached, so we declare the sum. The value is
+    released float-safely on a lattice (``_ValueLattice``), whose rounding adds one lattice step to
+    its sensitivity: the declared eps is eps + shift/t. ``PrivateMax.for_budget(f, eps)`` spends a
+    total budget of at most eps (noise about 3B/eps).
     """
 
     utility: Query
@@ -220,8 +255,13 @@ class PrivateMax(Mechanism):
 
     @classmethod
     def for_budget(cls, utility: Query, eps: float) -> PrivateMax:
-        """The PrivateMax whose declared guarantee is PureDP(eps) (paper parameter 2 eps/3)."""
-        return cls(utility, 2.0 * _check_eps(eps) / 3.0)
+        """The PrivateMax whose declared guarantee is at most PureDP(eps) (paper parameter about
+        2 eps/3, lowered until the lattice rounding of the value fits in the budget)."""
+        target = _check_eps(eps)
+        mech = cls(utility, 2.0 * target / 3.0)
+        while mech.guarantee_eps() > target:
+            mech = cls(utility, mech.eps * (1.0 - 2.0**-14))
+        return mech
 
     @property
     def sensitivity(self) -> Any:
@@ -231,17 +271,28 @@ class PrivateMax(Mechanism):
     def scale(self) -> Any:
         return 2 * self.utility.linf / sympy.Rational(repr(self.eps))
 
+    def _noise(self) -> tuple[float, _ValueLattice]:
+        b = _score_sensitivity(self.utility)
+        scale = 2.0 * b / self.eps
+        return scale, _ValueLattice.for_scale(scale, b)
+
+    def guarantee_eps(self) -> float:
+        """eps of the argmax (2B/scale) plus eps of the lattice value release, rounded up."""
+        scale, lattice = self._noise()
+        argmax = Fraction(2) * Fraction(_score_sensitivity(self.utility)) / Fraction(scale)
+        return to_float_up("eps", sympy.Rational(argmax + lattice.eps))
+
     def guarantee(self) -> Guarantee:
-        return PureDP(to_float_up("3 eps/2", sympy.Rational(3, 2) * sympy.Rational(self.eps)))
+        return PureDP(self.guarantee_eps())
 
     @property
     def output(self) -> OutputSpec:
-        return OutputSpec("mixed", (2,), "[index of the noisy max |f_j|, noisy value f_index + w]")
+        return OutputSpec("mixed", (2,), "[index of the noisy max |f_j|, noisy value f_index + w "
+                                         "on a lattice 2^e Z]")
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        f = self.utility(data)
-        scale = 2.0 * _score_sensitivity(self.utility) / self.eps
-        return _private_max_steps(f, scale, rng, m, 1)[:, 0, :]
+        scale, lattice = self._noise()
+        return _private_max_steps(self.utility(data), scale, lattice, rng, m, 1)[:, 0, :]
 
 
 @dataclass(frozen=True)
@@ -251,9 +302,10 @@ class Peeling(Mechanism):
     Output: (k, 2) array of [index, noisy value].
 
     Guarantee: the exact composition (Kairouz, Oh & Viswanath 2015, via ``accountant.compose``) of k
-    ``PureDP(3 eps'/2)`` rounds (see ``PrivateMax`` for the 3/2). Lemma 17 of the seed claims
-    (eps, delta)-DP; ``claimed()`` returns that claim and ``guarantee().epsilon(delta)`` the eps we can
-    account for, which is below eps for the usual parameters (eps <= 1) -- see the tests.
+    rounds of ``PrivateMax(utility, eps')``, each ``PureDP(3 eps'/2)`` plus at most 2^-15 (see
+    ``PrivateMax``). Lemma 17 of the seed claims (eps, delta)-DP; ``claimed()`` returns that claim
+    and ``guarantee().epsilon(delta)`` the eps we can account for, which is below eps for the usual
+    parameters (eps <= 1) -- see the tests.
     """
 
     utility: Query
@@ -286,18 +338,21 @@ class Peeling(Mechanism):
 
         return ApproxDP(self.eps, self.delta)
 
+    @property
+    def round(self) -> PrivateMax:
+        """The PrivateMax run in every round (on the scores not yet selected)."""
+        return PrivateMax(self.utility, self.step_eps)
+
     def guarantee(self) -> Guarantee:
-        step = PureDP(to_float_up("3 eps'/2", sympy.Rational(3, 2) * sympy.Rational(self.step_eps)))
-        return compose([step] * self.k, method="exact")
+        return compose([self.round.guarantee()] * self.k, method="exact")
 
     @property
     def output(self) -> OutputSpec:
         return OutputSpec("mixed", (self.k, 2), "k rows [index, noisy value]")
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        f = self.utility(data)
-        scale = 2.0 * _score_sensitivity(self.utility) / self.step_eps
-        return _private_max_steps(f, scale, rng, m, self.k)
+        scale, lattice = self.round._noise()
+        return _private_max_steps(self.utility(data), scale, lattice, rng, m, self.k)
 
 
 @dataclass(frozen=True)

@@ -124,8 +124,21 @@ def test_private_max_index_and_value() -> None:
 
 def test_private_max_declared_guarantee() -> None:
     q = scores([1.0, 2.0], 1.0)
-    assert PrivateMax(q, eps=1.0).guarantee().epsilon(0.0) == pytest.approx(1.5)
-    assert PrivateMax.for_budget(q, 1.0).guarantee().epsilon(0.0) == pytest.approx(1.0)
+    # argmax eps (2B/scale = 1) plus the lattice value release: with scale b = 2 and lattice step
+    # 2^(floor(log2 b) - 16) = 2^-15, t = b / step = 2^16 and the shift is B / step + 1 = 2^15 + 1
+    expected = 1.0 + (2**15 + 1) / 2**16
+    assert PrivateMax(q, eps=1.0).guarantee().epsilon(0.0) == pytest.approx(expected, rel=1e-12)
+    assert 1.5 <= expected <= 1.5 * (1 + 2**-14)
+    budget = PrivateMax.for_budget(q, 1.0).guarantee().epsilon(0.0)
+    assert 1.0 - 1e-3 <= budget <= 1.0
+
+
+def test_private_max_values_lie_on_their_lattice() -> None:
+    q = scores([0.3, 2.7, -1.1], 1.0)
+    out = PrivateMax(q, eps=0.7).sample([0.0], np.random.default_rng(5), size=2000)
+    step = 2.0 ** (math.floor(math.log2(2 / 0.7)) - 16)
+    k = out[:, 1] / step
+    assert np.array_equal(k, np.round(k))  # exact multiples: the reachable set does not depend on data
 
 
 def test_peeling_guarantee_and_output() -> None:
@@ -133,7 +146,10 @@ def test_peeling_guarantee_and_output() -> None:
     m = Peeling(q, k=3, eps=1.0, delta=1e-5)
     assert m.step_eps == pytest.approx(1.0 / (2 * math.sqrt(9 * math.log(1e5))))
     g = m.guarantee()
-    same = compose([PureDP(1.5 * m.step_eps)] * 3)
+    step = m.round.guarantee().epsilon(0.0)
+    # the lattice rounding adds at most one step per value: gamma / scale <= 2^-16 in eps
+    assert 1.5 * m.step_eps <= step <= 1.5 * m.step_eps + 2**-15
+    same = compose([PureDP(step)] * 3)
     for t in (0.0, 0.05, 0.1):
         assert g.delta(t) == pytest.approx(same.delta(t), rel=1e-9, abs=1e-15)
     # Lemma 17's claim (eps, delta) holds under our accounting for these parameters
