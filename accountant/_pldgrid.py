@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import fft as sfft
-from scipy import signal
 
 from ._numeric import FloatArray
 
@@ -151,6 +150,8 @@ def _optimistic_from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: 
     m += nodes
     # D_j = delta at node j; W_j = y_j P(L >= g_j) (a node atom has y_j p = q); then
     # D_j = D_{j+1} + x_j + (1 - e^{-h}) W_{j+1}
+    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
+
     w = signal.lfilter([1.0], [1.0, -decay], (np.concatenate([pn, [0.0]]) + nodes)[::-1])[::-1]
     w_next = w[1:]
     d = np.concatenate([np.cumsum((x + (1.0 - decay) * w_next)[::-1])[::-1], [0.0]])
