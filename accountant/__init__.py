@@ -1,5 +1,6 @@
 """dpcert accountant: privacy guarantees, trade-off functions, conversions and composition."""
 
+from ._numeric import check_real
 from .composition import compose, compose_advanced, compose_basic, compose_clt, compose_rdp
 from .conversions import (
     gdp_to_approx_dp,
@@ -56,6 +57,7 @@ __all__ = [
     "PureDP",
     "Release",
     "TradeoffFunction",
+    "check_real",
     "compose",
     "compose_advanced",
     "compose_basic",

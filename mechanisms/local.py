@@ -10,7 +10,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import FDP, FiniteLossTradeoff, Guarantee, PureDP
+from accountant import FDP, FiniteLossTradeoff, Guarantee, PureDP, check_real
 
 from .base import Mechanism, OutputSpec, check_rng, check_size
 
@@ -35,11 +35,8 @@ class RandomizedResponse(Mechanism):
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 2:
             raise ValueError(f"k must be an integer >= 2, got {self.k!r}")
-        e = float(self.eps)
-        if not (e >= 0.0 and math.isfinite(e)):
-            raise ValueError(f"eps must lie in [0, inf), got {self.eps!r}")
         object.__setattr__(self, "k", int(self.k))
-        object.__setattr__(self, "eps", e)
+        object.__setattr__(self, "eps", check_real("eps", self.eps, low=0.0, high=math.inf, high_open=True))
 
     @property
     def sensitivity(self) -> Any:

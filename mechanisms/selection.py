@@ -19,7 +19,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant import Guarantee, PureDP, compose
+from accountant import Guarantee, PureDP, check_real, compose
 
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up
@@ -33,12 +33,7 @@ Noise = Literal["laplace", "exponential", "gumbel"]
 
 
 def _check_eps(eps: float, name: str = "eps") -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(eps).__name__}")
-    e = float(eps)
-    if not (e > 0.0 and math.isfinite(e)):
-        raise ValueError(f"{name} must lie in (0, inf), got {eps!r}")
-    return e
+    return check_real(name, eps, low=0.0, high=math.inf, low_open=True, high_open=True)
 
 
 def _check_query(q: object, name: str) -> Query:
