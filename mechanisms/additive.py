@@ -660,6 +660,11 @@ class _DiscreteMixin(_Additive):
         """Largest integer shift allowed by the sensitivity (integer-valued queries move by integers)."""
         return math.floor(self._delta())
 
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        f = self._values(data).astype(np.int64)  # exact integer arithmetic: no floating-point leak
+        out = np.asarray(f[None, :] + self._noise(rng, (m, f.size)))
+        return out.reshape((m, *self.output.shape))
+
 
 @dataclass(frozen=True)
 class DiscreteLaplace(_DiscreteMixin):
@@ -697,11 +702,6 @@ class DiscreteLaplace(_DiscreteMixin):
 
     def _noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[Any]:
         return discrete_laplace_array(rng, self._fraction(), shape)
-
-    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        f = self._values(data).astype(np.int64)
-        out = np.asarray(f[None, :] + self._noise(rng, (m, f.size)))
-        return out.reshape((m, *self.output.shape))
 
     def _log_density(self, z: FloatArray) -> FloatArray:
         return np.asarray(-np.abs(z).sum(axis=1) / float(self._fraction()), dtype=np.float64)
@@ -756,11 +756,6 @@ class DiscreteGaussian(_DiscreteMixin):
 
     def _noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[Any]:
         return discrete_gaussian_array(rng, self._sigma2(), shape)
-
-    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        f = self._values(data).astype(np.int64)
-        out = np.asarray(f[None, :] + self._noise(rng, (m, f.size)))
-        return out.reshape((m, *self.output.shape))
 
     def _log_density(self, z: FloatArray) -> FloatArray:
         return np.asarray(-(z**2).sum(axis=1) / (2.0 * float(self._sigma2())), dtype=np.float64)
