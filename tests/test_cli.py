@@ -120,3 +120,94 @@ def test_account_mixed_notions_uses_pld_when_available(capsys: pytest.CaptureFix
     d = json.loads(out)
     assert code == 0 and d["method"] == "pld" and d["count"] == 102
     assert isinstance(d["epsilon"]["1e-05"], float)
+
+
+# ------------------------------------------------------------------- exit statuses (issue 8)
+
+
+def failing_mechanism(data: object, rng: np.random.Generator) -> float:
+    """An audited callable that raises (exit status 3)."""
+    raise RuntimeError("sensor offline\nretry later")
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv", [
+    ("account", "--pure", "800x2", "--delta", "0"),
+    ("account", "--pure", "1e308", "--delta", "0"),
+    ("account", "--gdp", "1e4", "--pure", "1"),
+    ("convert", "--pure", "1e308", "--to", "zcdp"),
+    ("account", "--pure", "nan"),
+    ("account", "--pure", "1x10000000000000000000000000000"),
+    ("account", "--approx", "1,2"),
+    ("account", "--gdp", "1", "--delta", "nan"),
+    ("account", "--gdp", "1", "--eps", "-inf"),
+    ("convert", "--zcdp", "1e308", "--to", "approx", "--delta", "1e-5"),
+    ("audit", "laplace-eps-1", "--samples", "-5"),
+    ("audit", "laplace-eps-1", "--confidence", "nan"),
+    ("certify", "laplace-eps-1", "--claim", "pure:1e400"),
+    ("account", "--bogus"),
+    ("account", "--pure"),
+])
+def test_never_a_traceback(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> None:
+    """Legal but extreme input succeeds (0) or is refused in one line (2); never a traceback."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse's own usage errors
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    assert code in (0, 2), (code, out.err)
+    if code == 2:
+        assert "error" in one_line(out.err)
+    else:
+        assert out.err == ""
+
+
+def test_large_legal_epsilon_is_answered(capsys: pytest.CaptureFixture[str]) -> None:
+    """800-DP is useless, not invalid: basic composition of two is exactly 1600-DP at delta = 0."""
+    code, out, err = run(capsys, "account", "--pure", "800x2", "--delta", "0", "--json")
+    assert code == 0 and err == ""
+    assert json.loads(out)["epsilon"]["0"] == pytest.approx(1600.0, rel=1e-9)
+
+
+def test_convert_pure_40_to_gdp(capsys: pytest.CaptureFixture[str]) -> None:
+    """mu(eps) = 2 Phi^-1(e^eps/(1 + e^eps)) (Dong, Roth & Su 2022, Cor. 2.13) is finite at eps = 40."""
+    import mpmath
+
+    code, out, err = run(capsys, "convert", "--pure", "40", "--to", "gdp", "--json")
+    assert code == 0, err
+    mp = mpmath.mp.clone()
+    mp.dps = 50
+    exact = float(-2 * mp.sqrt(2) * mp.erfinv(2 / (1 + mp.exp(40)) - 1))  # 2 Phi^-1(1 - 1/(1 + e^40))
+    assert exact == pytest.approx(17.3, abs=0.1)
+    assert exact <= json.loads(out)["mu"] <= exact * (1 + 1e-9)
+
+
+def test_audited_code_failure_is_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "audit", "--callable", "tests.test_cli:failing_mechanism", "--data", "0",
+                       "--data2", "1", "--claim", "pure:1", "--samples", "200")
+    assert code == 3
+    line = one_line(err)
+    assert "audited code failed" in line and "RuntimeError: sensor offline retry later" in line
+
+
+def test_exit_codes_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--help"], ["audit", "--help"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 0
+        out = capsys.readouterr().out
+        assert all(f"  {c}  " in out for c in "0123") and "audited code raised" in out
+
+
+def test_usage_error_is_one_line_subprocess() -> None:
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "verify.cli", "account", "--pure", "1e308", "--to", "x"],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 2 and "--to" in one_line(r.stderr)

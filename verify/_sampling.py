@@ -31,14 +31,25 @@ def sampling_mode(mechanism: Any, vectorised: bool) -> Mode:
     return "vectorised" if vectorised else "scalar"
 
 
+class MechanismError(RuntimeError):
+    """The audited code raised while drawing an output; the message is its exception in one line
+    (the original is chained as ``__cause__`` when raised in this process)."""
+
+
 def draw(mechanism: Any, mode: Mode, data: Any, n: int, seed: np.random.SeedSequence) -> Any:
-    """n outputs on ``data`` from one independent stream (runs in worker processes too)."""
+    """n outputs on ``data`` from one independent stream (runs in worker processes too); an exception
+    of the audited code is re-raised as ``MechanismError``."""
     rng = np.random.Generator(np.random.PCG64(seed))
-    if mode == "mechanism":
-        return mechanism.sample(data, rng, size=n)
-    if mode == "vectorised":
-        return mechanism(data, rng, n)
-    return [mechanism(data, rng) for _ in range(n)]
+    try:
+        if mode == "mechanism":
+            return mechanism.sample(data, rng, size=n)
+        if mode == "vectorised":
+            return mechanism(data, rng, n)
+        return [mechanism(data, rng) for _ in range(n)]
+    except Exception as exc:
+        one_line = " ".join(f"{type(exc).__name__}: {exc}".split())
+        shown = repr(data) if len(repr(data)) <= 60 else repr(data)[:57] + "..."
+        raise MechanismError(f"{one_line} (drawing on input {shown})") from exc
 
 
 @dataclass(frozen=True)

@@ -8,21 +8,43 @@ import json
 import math
 import re
 import sys
+import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from accountant import GDP, ZCDP, ApproxDP, Guarantee, PureDP, compose
 from accountant.conversions import gdp_to_zcdp, pure_dp_to_gdp, pure_dp_to_zcdp
 
 from . import examples
+from ._sampling import MechanismError
 from .audit import audit
 from .certify import certify
 
 METHODS = ("auto", "exact", "pld", "clt", "rdp", "advanced", "basic")
 
+#: Exit statuses of ``dpcert`` (also in ``dpcert --help`` and the README).
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_AUDITED_CODE_FAILED = 0, 1, 2, 3
+
+EXIT_CODES = """exit status:
+  0  success; no violation found, or the claim is certified
+  1  an audit found a violation, or certify could not show the claim
+  2  bad usage or bad input (one line on stderr, no traceback)
+  3  the audited code raised (its exception in one line on stderr)"""
+
 
 class CliError(Exception):
     """A user error reported as one line on stderr with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors reported in one line (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 # ------------------------------------------------------------------------------ parsing
@@ -99,8 +121,8 @@ def _compose(gs: list[Guarantee], method: str) -> tuple[Guarantee, str]:
             g = compose(gs, method=m)  # type: ignore[arg-type]
             # the exact default composes numerically (PLD) when no closed form exists
             return g, "pld" if type(g).__name__ == "PLD" else m
-        except (ValueError, TypeError) as exc:
-            errors.append(f"{m}: {exc}")
+        except (ValueError, TypeError, ArithmeticError, IndexError) as exc:
+            errors.append(f"{m}: {type(exc).__name__}: {exc}")
     raise CliError("cannot compose these guarantees (" + "; ".join(errors) + ")")
 
 
@@ -247,7 +269,7 @@ def cmd_audit(args: argparse.Namespace) -> str:
         raise CliError("give an example name (see --list) or --callable MODULE:FUNCTION")
     r = audit(mech, pairs, claim, samples=args.samples, confidence=args.confidence, seed=args.seed,
               vectorised=args.vectorised, workers=args.workers, progress=args.progress)
-    args.status = 1 if r.violation else 0
+    args.status = EXIT_VIOLATION if r.violation else EXIT_OK
     return r.to_json() if args.json else str(r)
 
 
@@ -272,7 +294,7 @@ def cmd_certify(args: argparse.Namespace) -> str:
         c = certify(mech, claim)
     except TypeError as exc:
         raise CliError(str(exc)) from None
-    args.status = 0 if c.holds else 1
+    args.status = EXIT_OK if c.holds else EXIT_VIOLATION
     return c.to_json() if args.json else str(c)
 
 
@@ -291,20 +313,26 @@ def _add_guarantee_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def _command(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help, epilog=EXIT_CODES,
+                                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="dpcert",
-                                 description="Differential-privacy accounting and verification.")
+    ap = _Parser(prog="dpcert", description="Differential-privacy accounting and verification.",
+                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("account", help="compose guarantees and report epsilon/delta")
+    p = _command(sub, "account", help="compose guarantees and report epsilon/delta")
     _add_guarantee_args(p)
     p.add_argument("--method", choices=METHODS, default="auto",
                    help="composition method (auto: exact closed form, else numeric PLD)")
     p.set_defaults(run=cmd_account)
-    p = sub.add_parser("convert", help="convert one guarantee to another notion")
+    p = _command(sub, "convert", help="convert one guarantee to another notion")
     _add_guarantee_args(p)
     p.add_argument("--to", choices=("approx", "gdp", "zcdp"), required=True)
     p.set_defaults(run=cmd_convert)
-    p = sub.add_parser("audit", help="black-box audit of an example mechanism or a callable")
+    p = _command(sub, "audit", help="black-box audit of an example mechanism or a callable")
     p.add_argument("example", nargs="?", help="built-in example (see --list)")
     p.add_argument("--list", action="store_true", help="list the built-in examples")
     p.add_argument("--callable", metavar="MODULE:FUNCTION", help="a callable (data, rng) -> output")
@@ -319,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_audit)
-    p = sub.add_parser("certify", help="white-box check of a declared mechanism against a claim")
+    p = _command(sub, "certify", help="white-box check of a declared mechanism against a claim")
     p.add_argument("example", nargs="?", help="built-in example (see `dpcert audit --list`)")
     p.add_argument("--mechanism", metavar="MODULE:NAME", help="a mechanism object (or a factory)")
     p.add_argument("--claim", help="claim, e.g. pure:1, approx:1,1e-6, gdp:0.5")
@@ -329,20 +357,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``dpcert``; returns the exit status: 0 ok, 1 when an audit finds a violation or
-    a claim is not certified, 2 on a usage error."""
+    """Entry point of ``dpcert``; returns the exit status (``EXIT_CODES``): 0 success, 1 violation
+    (or claim not certified), 2 bad usage or input, 3 the audited code raised. Errors are one line
+    on stderr, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(None if argv is None else list(argv))
+    where = f"dpcert {args.command}"
     try:
-        text = args.run(args)
+        with warnings.catch_warnings():  # numpy's floating-point notes are not for the CLI's user
+            warnings.simplefilter("ignore", RuntimeWarning)
+            text = args.run(args)
     except CliError as exc:
-        print(f"dpcert {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print(f"dpcert {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        print(f"{where}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MechanismError as exc:
+        print(f"{where}: the audited code failed: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_AUDITED_CODE_FAILED
+    except Exception as exc:  # the library refusing (or failing on) the input: one line, exit 2
+        print(f"{where}: error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     print(text)
-    return int(getattr(args, "status", 0))
+    return int(getattr(args, "status", EXIT_OK))
 
 
 if __name__ == "__main__":  # pragma: no cover
