@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import numpy as np
 
-from ._numeric import log_binomial_pmf
+from ._numeric import check_count, hypot_up, log_binomial_pmf, sum_up
 from .conversions import to_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .pld import PLD, compose_plds
@@ -24,7 +24,7 @@ MAX_EXACT_SUPPORT = 2_000_000
 BERRY_ESSEEN_C = 0.56
 
 
-def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guarantee:
+def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact") -> Guarantee:
     """Guarantee of the adaptive composition of mechanisms with the given guarantees.
 
     method:
@@ -41,13 +41,13 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
       - ``"advanced"``: Dwork, Rothblum & Vadhan (2010; Dwork & Roth Thm 3.20), as a privacy
         profile over all eps. A baseline.
       - ``"rdp"``: convert each guarantee to RDP, add, convert back (Mironov 2017; CKS 2020).
+
+    A ``CLTGDP`` (an approximation) composes only by ``"clt"``; every other method refuses it.
     """
-    gs = list(guarantees)
-    if not gs:
-        raise ValueError("guarantees must contain at least one guarantee")
-    for kind in set(map(type, gs)):
-        if not issubclass(kind, Guarantee):
-            raise TypeError(f"guarantees must be accountant guarantees, got {kind.__name__}")
+    gs = _guarantee_list(guarantees)
+    if method != "clt" and any(isinstance(g, CLTGDP) for g in gs):
+        raise ValueError(f"a CLTGDP is an approximation, not a bound, and cannot be composed by "
+                         f"method={method!r}; use method='clt', or its .rigorous() guarantee")
     if method == "exact":
         return _compose_exact(gs)
     if method == "pld":
@@ -63,19 +63,30 @@ def compose(guarantees: Sequence[Guarantee], method: Method = "exact") -> Guaran
     raise ValueError(f"method must be one of exact, pld, clt, basic, advanced, rdp; got {method!r}")
 
 
+def _guarantee_list(guarantees: Sequence[Guarantee]) -> list[Guarantee]:
+    """The guarantees as a non-empty list, or a TypeError/ValueError that says what is expected."""
+    if isinstance(guarantees, (Guarantee, str, bytes)) or not isinstance(guarantees, Iterable):
+        raise TypeError("compose takes a list of guarantees, e.g. compose([g1, g2]), got "
+                        f"{type(guarantees).__name__}")
+    gs = list(guarantees)
+    if not gs:
+        raise ValueError("guarantees must contain at least one guarantee")
+    for kind in set(map(type, gs)):
+        if not issubclass(kind, Guarantee):
+            raise TypeError(f"guarantees must be accountant guarantees, got {kind.__name__}")
+    return gs
+
+
 def _compose_exact(gs: list[Guarantee]) -> Guarantee:
     kinds = set(map(type, gs))
     if kinds <= {GDP}:
-        return GDP(math.sqrt(math.fsum(g.mu ** 2 for g in gs if isinstance(g, GDP))))
+        return GDP(hypot_up(g.mu for g in gs if isinstance(g, GDP)))
     if kinds <= {ZCDP}:
-        return ZCDP(math.fsum(g.rho for g in gs if isinstance(g, ZCDP)))
+        return ZCDP(sum_up(g.rho for g in gs if isinstance(g, ZCDP)))
     if kinds <= {RDP, ZCDP}:
         return _compose_as_rdp(gs)
     if kinds <= {PureDP, ApproxDP}:
         return compose_approx_dp_exact(gs)
-    if CLTGDP in kinds:
-        raise ValueError("a CLTGDP is an approximation and composes only by method='clt'; "
-                         "use its .rigorous() guarantee for a bound")
     if PLD in kinds or not kinds <= {RDP, ZCDP}:
         return compose_plds(gs)
     names = ", ".join(sorted(k.__name__ for k in kinds))
@@ -97,12 +108,20 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
     Each f_{eps,delta} is the trade-off of a randomized-response pair with an atom of mass delta at
     infinite loss; the composed curve is that of the product pair. Equal eps values are grouped, so
     a group of k copies contributes a binomial on {k eps, (k-2) eps, ..., -k eps}.
+
+    Rounding is bounded and passed on (``FiniteLossTradeoff`` rounds outward): a loss is a sum of
+    G group terms, each within ulp of |k eps|; a log-mass is a sum of terms of magnitude at most
+    ``log_scale``, each computed within 4 ulps (gammaln, log1p), and exp adds one ulp.
     """
-    pairs = [_eps_delta(g) for g in gs]
+    pairs = [_eps_delta(g) for g in _guarantee_list(gs)]
     log_no_atom = math.fsum(math.log1p(-d) for _, d in pairs)
+    groups = sorted(Counter(e for e, _ in pairs).items())
+    loss_scale = math.fsum(k * e for e, k in groups)
+    log_scale = abs(log_no_atom) + math.fsum(
+        3.0 * math.lgamma(k + 1.0) + k * (e + 2.0 * math.log1p(math.exp(-e))) for e, k in groups)
     losses = np.zeros(1)
     log_q = np.zeros(1)
-    for eps, k in sorted(Counter(e for e, _ in pairs).items()):
+    for eps, k in groups:
         if eps == 0.0:
             continue
         if losses.size * (k + 1) > MAX_EXACT_SUPPORT:
@@ -116,8 +135,12 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
         log_q = (log_q[:, None] + group_log_q[None, :]).ravel()
     q = np.exp(log_q + log_no_atom)
     atom = max(0.0, -math.expm1(log_no_atom))
-    return FDP(FiniteLossTradeoff.from_losses(losses, q / q.sum() * (1 - atom), q_inf=atom,
-                                              p_ninf=atom))
+    u = 2.0 ** -53
+    # relative error of one mass, doubled by the normalisation, plus the normalising sum
+    mass_rtol = 2.0 * (8.0 * u * (len(groups) + 4) * (1.0 + log_scale)) + (q.size + 4) * u
+    return FDP(FiniteLossTradeoff.from_losses(
+        losses, q / q.sum() * (1 - atom), q_inf=atom, p_ninf=atom, mass_rtol=mass_rtol,
+        loss_atol=2.0 * u * (len(groups) + 1) * loss_scale))
 
 
 def _compose_as_rdp(gs: Sequence[Guarantee]) -> RDP:
@@ -126,20 +149,22 @@ def _compose_as_rdp(gs: Sequence[Guarantee]) -> RDP:
 
 
 def compose_rdp(rdps: Sequence[RDP], weights: Sequence[int] | None = None) -> RDP:
-    """RDP composes additively at each order (Mironov 2017, Prop. 1); ``weights`` repeat items."""
-    w = [1] * len(rdps) if weights is None else list(weights)
+    """RDP composes additively at each order (Mironov 2017, Prop. 1); ``weights`` repeat items.
+    Sums are exact in rationals, rounded up."""
+    if not rdps:
+        raise ValueError("guarantees must contain at least one guarantee")
+    w = [1] * len(rdps) if weights is None else [check_count("weights", c) for c in weights]
     tabulated = [r for r in rdps if r.curve is None]
     if not tabulated:
         pairs = list(zip(rdps, w, strict=True))
-        return RDP.from_curve(lambda a: math.fsum(c * r.at(a) for r, c in pairs))
+        return RDP.from_curve(lambda a: sum_up((r.at(a) for r, _ in pairs), [c for _, c in pairs]))
     common = set(tabulated[0].orders)
     for r in tabulated[1:]:
         common &= set(r.orders)
     if not common:
         raise ValueError("the tabulated RDP guarantees share no order; tabulate them at common orders")
     orders = tuple(sorted(common))
-    return RDP(orders=orders, epsilons=tuple(
-        math.fsum(c * r.at(a) for r, c in zip(rdps, w, strict=True)) for a in orders))
+    return RDP(orders=orders, epsilons=tuple(sum_up((r.at(a) for r in rdps), w) for a in orders))
 
 
 def compose_clt(gs: Sequence[Guarantee]) -> CLTGDP:
@@ -149,7 +174,7 @@ def compose_clt(gs: Sequence[Guarantee]) -> CLTGDP:
     gamma = 0.56 sum kappa3_i / (sum (kappa2_i - kl_i^2))^{3/2},
     and G_mu(a + gamma) - gamma <= f_1 x ... x f_n (a) <= G_mu(a - gamma) + gamma.
     """
-    moments = [g.tradeoff.loss_moments() for g in gs]
+    moments = [g.tradeoff.loss_moments() for g in _guarantee_list(gs)]
     kl = math.fsum(m.kl for m in moments)
     var = math.fsum(m.kappa2 - m.kl ** 2 for m in moments)
     if not var > 0.0 or not kl > 0.0:
@@ -160,9 +185,11 @@ def compose_clt(gs: Sequence[Guarantee]) -> CLTGDP:
 
 def compose_basic(gs: Sequence[Guarantee]) -> ApproxDP:
     """Basic composition: (sum eps_i, sum delta_i)-DP (Dwork & Roth Thm 3.16). A baseline."""
-    pairs = [_eps_delta(g) for g in gs]
-    return ApproxDP(math.fsum(e for e, _ in pairs), min(math.fsum(d for _, d in pairs),
-                                                        math.nextafter(1.0, 0.0)))
+    pairs = [_eps_delta(g) for g in _guarantee_list(gs)]
+    total_delta = sum_up(d for _, d in pairs)
+    if total_delta >= 1.0:
+        raise ValueError(f"basic composition gives delta = {total_delta!r} >= 1: no guarantee")
+    return ApproxDP(sum_up(e for e, _ in pairs), total_delta)
 
 
 def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callable[[float], float]:
@@ -186,4 +213,5 @@ def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callab
 
 def compose_advanced(gs: Sequence[Guarantee]) -> FDP:
     """The advanced composition theorem as an f-DP guarantee built from its profile. A baseline."""
-    return FDP(ProfileTradeoff(advanced_composition_profile([_eps_delta(g) for g in gs])))
+    return FDP(ProfileTradeoff(advanced_composition_profile(
+        [_eps_delta(g) for g in _guarantee_list(gs)])))

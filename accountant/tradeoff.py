@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 #: Tolerance used when checking that user-supplied points form a trade-off function.
 VALIDITY_TOL = 1e-9
+#: Unit round-off of a double, and the smallest positive double.
+_U = 2.0 ** -53
+_TINY = math.nextafter(0.0, 1.0)
 #: Safety margins of the sampled lower envelope (see ``_from_convex_samples``).
 SAMPLE_MARGIN = 4.5e-16
 KINK_MARGIN = 1e-14
@@ -415,6 +418,11 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     ``losses`` are finite values of L = log(q/p) with Q-masses ``q_masses``; ``q_inf`` is the
     Q-mass where P vanishes (L = +inf) and ``p_ninf`` the P-mass where Q vanishes. The profile is
     delta(eps) = q_inf + sum_l q_l (1 - e^{eps - l})_+, summed without cancellation.
+
+    Rounding is outward: ``mass_rtol`` bounds the relative error of the stored masses and
+    ``loss_atol`` the absolute error of the stored losses against the exact pair; the profile is
+    rounded up and the knots of the curve are moved left and down by those bounds plus the
+    summation error (a knot moved left and down lies below a non-increasing curve).
     """
 
     _check_convexity: ClassVar[bool] = False
@@ -422,29 +430,47 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     q_masses: FloatArray = field(default_factory=lambda: np.zeros(0))
     q_inf: float = 0.0
     p_ninf: float = 0.0
+    mass_rtol: float = 0.0
+    loss_atol: float = 0.0
 
     @classmethod
     def from_losses(cls, losses: ArrayLike, q_masses: ArrayLike, q_inf: float = 0.0,
-                    p_ninf: float = 0.0) -> FiniteLossTradeoff:
+                    p_ninf: float = 0.0, *, p_masses: ArrayLike | None = None,
+                    mass_rtol: float = 0.0, loss_atol: float = 0.0) -> FiniteLossTradeoff:
+        """The pair with Q-masses ``q_masses`` at ``losses`` (P-masses q e^-l, or ``p_masses``
+        when given, e.g. computed in log space where e^-l overflows); see the class docstring
+        for ``mass_rtol`` and ``loss_atol``."""
         l_ = as_float_array("losses", losses).ravel()
         q = as_float_array("q_masses", q_masses).ravel()
         if l_.shape != q.shape or (q < 0).any() or not np.isfinite(l_).all():
             raise ValueError("losses must be finite and q_masses non-negative, of equal length")
         order = np.argsort(-l_, kind="stable")
         l_, q = l_[order], q[order]
-        p = q * np.exp(-l_)
+        if p_masses is None:
+            with np.errstate(over="ignore"):
+                p = np.where(q == 0.0, 0.0, q * np.exp(-l_))
+            mass_rtol += loss_atol + 2 * _U
+        else:
+            p = as_float_array("p_masses", p_masses).ravel()[order]
         total_q, total_p = q_inf + q.sum(), p_ninf + p.sum()
         if abs(total_q - 1) > 1e-9 or abs(total_p - 1) > 1e-9:
             raise ValueError(f"masses must sum to 1 under P and Q, got {total_p!r} and {total_q!r}")
-        alphas = np.minimum(np.concatenate([[0.0], np.cumsum(p)]), 1.0)
-        betas = np.concatenate([[1.0 - q_inf], 1.0 - q_inf - np.cumsum(q)])
-        keep = np.concatenate([[True], np.diff(alphas) > 0])
+        # knots moved left and down by their error bounds (relative to the cumulative masses)
+        r = mass_rtol + (l_.size + 4) * _U
+        alphas = np.minimum(np.concatenate([[0.0], np.cumsum(p)]) * (1.0 - r - loss_atol), 1.0)
+        drop = q_inf + np.concatenate([[0.0], np.cumsum(q)])
+        betas = 1.0 - drop * (1.0 + r) - 2 * _U
+        keep = np.concatenate([np.diff(alphas) > 0, [True]])  # of equal alphas, the lowest beta
         alphas, betas = alphas[keep], betas[keep]
+        if alphas[0] > 0.0:
+            alphas = np.concatenate([[0.0], alphas])
+            betas = np.concatenate([[betas[0]], betas])
         if alphas[-1] < 1.0:
             alphas = np.concatenate([alphas, [1.0]])
             betas = np.concatenate([betas, [0.0]])
         betas = np.clip(betas, 0.0, 1.0 - alphas)
-        return cls(alphas, betas, losses=l_, q_masses=q, q_inf=float(q_inf), p_ninf=float(p_ninf))
+        return cls(alphas, betas, losses=l_, q_masses=q, q_inf=float(q_inf), p_ninf=float(p_ninf),
+                   mass_rtol=mass_rtol, loss_atol=loss_atol)
 
     @classmethod
     def approx_dp(cls, eps: float, delta: float = 0.0) -> FiniteLossTradeoff:
@@ -452,10 +478,10 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         DRS Prop. 2.5): Q puts delta on L = +inf and (1-delta) on randomized response."""
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
         delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
-        w = 1.0 / (1.0 + math.exp(-eps))  # e^eps / (1 + e^eps)
-        w_c = 1.0 / (1.0 + math.exp(eps))  # 1 - w without cancellation
-        return cls.from_losses([eps, -eps], [(1 - delta) * w, (1 - delta) * w_c],
-                               q_inf=delta, p_ninf=delta)
+        w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
+        w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
+        return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,
+                               p_masses=[w_c, w], mass_rtol=4 * _U)
 
     @classmethod
     def randomized_response(cls, eps: float, k: int = 2) -> FiniteLossTradeoff:
@@ -463,20 +489,33 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
         if not isinstance(k, (int, np.integer)) or k < 2:
             raise ValueError(f"k must be an integer >= 2, got {k!r}")
-        z = math.exp(eps) + k - 1
-        return cls.from_losses([eps, 0.0, -eps], [math.exp(eps) / z, (k - 2) / z, 1 / z])
+        z = 1.0 + (k - 1) * math.exp(-eps)  # (e^eps + k - 1) e^-eps, no overflow
+        q = [1.0 / z, (k - 2) * math.exp(-eps) / z, math.exp(-eps) / z]
+        return cls.from_losses([eps, 0.0, -eps], q, p_masses=q[::-1], mass_rtol=6 * _U)
 
     def _profile(self, eps: FloatArray) -> FloatArray:
         if self.losses.size == 0:
             return np.full(eps.shape, self.q_inf)
         with np.errstate(over="ignore"):
-            gap = np.minimum(eps[:, None] - self.losses[None, :], 0.0)
-        body = np.sum(self.q_masses[None, :] * -np.expm1(gap), axis=1)
-        return np.asarray(self.q_inf + body, dtype=np.float64)
+            gap = eps[:, None] - self.losses[None, :]
+        body = np.sum(self.q_masses[None, :] * -np.expm1(np.minimum(gap, 0.0)), axis=1)
+        # a loss off by at most loss_atol moves a term by at most q e^{gap} loss_atol (and an atom
+        # within loss_atol below eps by at most q 2 loss_atol)
+        near = gap < self.loss_atol
+        slack = np.sum(np.where(near, self.q_masses[None, :]
+                                * np.exp(np.minimum(gap, 0.0)), 0.0), axis=1)
+        r = self.mass_rtol + (self.losses.size + 4) * _U
+        out = (self.q_inf + body) * (1.0 + r) + 2.0 * self.loss_atol * slack
+        return np.asarray(np.where(out > 0.0, out, np.where(slack > 0, _TINY, 0.0)),
+                          dtype=np.float64)
 
     def inverse(self) -> FiniteLossTradeoff:
-        p = self.q_masses * np.exp(-self.losses)
-        return FiniteLossTradeoff.from_losses(-self.losses, p, q_inf=self.p_ninf, p_ninf=self.q_inf)
+        with np.errstate(over="ignore"):
+            p = np.where(self.q_masses == 0.0, 0.0, self.q_masses * np.exp(-self.losses))
+        return FiniteLossTradeoff.from_losses(-self.losses, p, q_inf=self.p_ninf, p_ninf=self.q_inf,
+                                              p_masses=self.q_masses,
+                                              mass_rtol=self.mass_rtol + self.loss_atol + 2 * _U,
+                                              loss_atol=self.loss_atol)
 
     def loss_moments(self) -> LossMoments:
         if self.q_inf > 0 or self.p_ninf > 0:

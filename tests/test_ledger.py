@@ -32,10 +32,11 @@ def test_refuses_over_budget_release_and_stays_unchanged() -> None:
 
 
 def test_budget_in_gdp_and_zcdp() -> None:
-    g = Ledger(budget=GDP(1.0))
-    g.record(GDP(0.6))
-    g.record(GDP(0.8))
-    assert g.spent_gdp_mu() == pytest.approx(1.0)
+    # 0.75^2 + 1^2 = 1.25^2 exactly in binary (0.6 and 0.8 as doubles compose to just above 1)
+    g = Ledger(budget=GDP(1.25))
+    g.record(GDP(0.75))
+    g.record(GDP(1.0))
+    assert g.spent_gdp_mu() == pytest.approx(1.25)
     with pytest.raises(BudgetExceededError):
         g.record(GDP(0.01))
     z = Ledger(budget=ZCDP(0.5))
