@@ -126,14 +126,14 @@ def round_up(value: mpmath.mpf) -> float:
     return math.nextafter(0.0, 1.0) if f == 0.0 and value > 0 else f
 
 
-def sum_up(values: Iterable[float], weights: Iterable[int] | None = None) -> float:
-    """The smallest double >= the exact sum of ``weights[i] * values[i]`` (finite values),
-    summed in rationals, for bounds that add up (basic composition, RDP per order, zCDP)."""
+def sum_up(values: Iterable[float], weights: Iterable[float] | None = None) -> float:
+    """The smallest double >= the exact sum of ``weights[i] * values[i]`` (non-negative
+    weights), in rationals: for bounds that add up (basic composition, RDP per order, zCDP)."""
     vs = [float(v) for v in values]
-    ws = [1] * len(vs) if weights is None else list(weights)
-    if any(math.isinf(v) for v in vs):
+    ws = [1.0] * len(vs) if weights is None else [float(w) for w in weights]
+    if any(math.isinf(v) for v in vs) or any(math.isinf(w) for w in ws):
         return math.inf
-    exact = sum((Fraction(v) * w for v, w in zip(vs, ws, strict=True)), Fraction(0))
+    exact = sum((Fraction(v) * Fraction(w) for v, w in zip(vs, ws, strict=True)), Fraction(0))
     if exact >= Fraction(2) ** 1024:
         return math.inf
     f = float(exact)

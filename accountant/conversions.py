@@ -6,11 +6,10 @@ import math
 from collections.abc import Sequence
 from functools import singledispatch
 
-import numpy as np
-from scipy import special
+import mpmath
 
-from ._numeric import check_real
-from .guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from ._numeric import check_real, round_up, sum_up
+from .guarantees import CLTGDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, rdp_classic_epsilon
 from .tradeoff import GaussianTradeoff, profile_to_tradeoff, tradeoff_to_profile
 
 __all__ = [
@@ -38,55 +37,106 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 
 def gdp_to_tradeoff(mu: float) -> GaussianTradeoff:
     """G_mu(a) = Phi(Phi^{-1}(1-a) - mu) (DRS Def. 2.7)."""
-    return GaussianTradeoff(check_real("mu", mu, low=0.0))
+    return GaussianTradeoff(check_real("mu", mu, low=0.0, high=math.inf, high_open=True))
 
 
-def gdp_to_approx_dp(mu: float, eps: float) -> ApproxDP:
+def _approx_dp_at(g: Guarantee, delta: float | None, eps: float | None) -> ApproxDP:
+    """(eps, delta)-DP implied by ``g`` at exactly one of ``delta=`` (the smallest eps) or
+    ``eps=`` (the smallest delta): both are floats, so the caller must say which."""
+    if (delta is None) == (eps is None):
+        raise TypeError("give exactly one of delta= (to get the epsilon) or eps= (to get the "
+                        "delta), as a keyword")
+    if delta is not None:
+        return g.to_approx_dp(check_real("delta", delta, low=0.0, high=1.0, high_open=True))
+    assert eps is not None
+    e = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
+    return ApproxDP(e, g.delta(e))
+
+
+def gdp_to_approx_dp(mu: float, *, delta: float | None = None,
+                     eps: float | None = None) -> ApproxDP:
     """mu-GDP is (eps, delta(eps))-DP for all eps, with
-    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS Cor. 2.13; seed 004)."""
-    return ApproxDP(eps, GDP(mu).delta(eps))
+    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS Cor. 2.13; seed 004).
+    Give ``delta=`` for the smallest eps, or ``eps=`` for delta(eps)."""
+    return _approx_dp_at(GDP(mu), delta, eps)
+
+
+def _half_square_up(name: str, x: float) -> float:
+    """x^2/2 rounded up, or a ValueError naming ``name`` when it overflows a double."""
+    limit = math.sqrt(2.0) * 2.0 ** 511.5  # x^2/2 < 2^1024
+    v = check_real(name, x, low=0.0, high=limit, high_open=True)
+    return sum_up([v], [v / 2.0])  # v / 2 is exact (no underflow concern: v^2/2 rounds up)
 
 
 def gdp_to_zcdp(mu: float) -> ZCDP:
     """mu-GDP implies (mu^2/2)-zCDP: Renyi divergences are monotone under post-processing of the
     Gaussian pair (Blackwell), whose divergence of order a is a mu^2/2 (DRS App. B)."""
-    return ZCDP(check_real("mu", mu, low=0.0) ** 2 / 2.0)
+    return ZCDP(_half_square_up("mu", mu))
 
 
-def pure_dp_to_approx_dp(eps: float, eps_prime: float) -> ApproxDP:
+def pure_dp_to_approx_dp(eps: float, *, delta: float | None = None,
+                         eps_prime: float | None = None) -> ApproxDP:
     """eps-DP is (eps', delta)-DP with delta = (e^eps - e^eps')_+ / (1 + e^eps), the randomized
-    response profile (Kairouz, Oh & Viswanath 2015)."""
-    return ApproxDP(eps_prime, PureDP(eps).delta(eps_prime))
+    response profile (Kairouz, Oh & Viswanath 2015). Give ``delta=`` or ``eps_prime=``."""
+    return _approx_dp_at(PureDP(eps), delta, eps_prime)
 
 
 def pure_dp_to_gdp(eps: float) -> GDP:
-    """eps-DP implies mu-GDP with mu = 2 Phi^{-1}(e^eps / (1 + e^eps)).
+    """eps-DP implies mu-GDP with mu = 2 Phi^{-1}(e^eps / (1 + e^eps)), rounded up.
 
     f_{eps,0} is linear on [0, a*] and [a*, 1] with a* = 1/(1+e^eps), and G_mu is convex, so
     G_mu <= f_{eps,0} iff G_mu(a*) <= a*, which holds with equality at this mu (DRS Sec. 2).
+    With x = mu/2 this is erf(x/sqrt 2) = tanh(eps/2), solved with mpmath (for eps > 1 in the
+    complementary tail, log Phi(-x) = -log(1 + e^eps)); the double returned is verified at 60
+    digits to satisfy G_mu(a*) <= a*.
     """
     eps = check_real("eps", eps, low=0.0, high=math.inf, low_open=True, high_open=True)
-    mu = 2.0 * float(special.ndtri(1.0 / (1.0 + math.exp(-eps))))
-    return GDP(math.nextafter(mu, math.inf))
+    with mpmath.workdps(60):
+        e = mpmath.mpf(eps)
+        if eps <= 1.0:
+            target = mpmath.tanh(e / 2)
+            x = mpmath.sqrt(2) * mpmath.erfinv(target)
+
+            def too_small(m: float) -> bool:
+                return bool(mpmath.erf(mpmath.mpf(m) / 2 / mpmath.sqrt(2)) < target)
+        else:
+            log_a = -(e + mpmath.log1p(mpmath.exp(-e)))  # log a* = -log(1 + e^eps)
+            x = mpmath.findroot(lambda t: mpmath.log(mpmath.ncdf(-t)) - log_a,
+                                mpmath.sqrt(2 * -log_a))
+
+            def too_small(m: float) -> bool:
+                return bool(mpmath.log(mpmath.ncdf(-mpmath.mpf(m) / 2)) > log_a)
+        mu = round_up(2 * x)
+        while too_small(mu):
+            mu = math.nextafter(mu, math.inf)
+    return GDP(mu)
 
 
 def pure_dp_to_zcdp(eps: float) -> ZCDP:
     """eps-DP implies (eps^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    return ZCDP(check_real("eps", eps, low=0.0) ** 2 / 2.0)
+    return ZCDP(_half_square_up("eps", eps))
 
 
 def randomized_response_renyi(eps: float, order: float) -> float:
     """Renyi divergence of order a between the randomized-response pair, the worst case for
-    eps-DP (Mironov 2017, Prop. 5): log(p^a q^(1-a) + q^a p^(1-a)) / (a - 1), p = e^eps/(1+e^eps)."""
-    log_p = -math.log1p(math.exp(-eps))
-    log_q = -math.log1p(math.exp(eps))
-    terms = np.array([order * log_p + (1 - order) * log_q, order * log_q + (1 - order) * log_p])
-    return min(max(float(special.logsumexp(terms)) / (order - 1.0), 0.0), eps)
+    eps-DP (Mironov 2017, Prop. 5): log(p^a q^(1-a) + q^a p^(1-a)) / (a - 1), p = e^eps/(1+e^eps);
+    eps at order infinity. Evaluated with mpmath and rounded up."""
+    eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
+    order = check_real("order", order, low=1.0, low_open=True)
+    if order == math.inf or eps == 0.0:
+        return eps
+    with mpmath.workdps(40):
+        e, a = mpmath.mpf(eps), mpmath.mpf(order)
+        log_p = -mpmath.log1p(mpmath.exp(-e))
+        log_q = log_p - e
+        val = (a * log_p + (1 - a) * log_q
+               + mpmath.log1p(mpmath.exp((2 * a - 1) * (log_q - log_p)))) / (a - 1)
+        return min(round_up(val * (1 + mpmath.mpf(10) ** -30)), eps)
 
 
 def pure_dp_to_rdp(eps: float, orders: Sequence[float] | None = None) -> RDP:
     """eps-DP implies the RDP of randomized response at every order (Mironov 2017, Prop. 5)."""
-    eps = check_real("eps", eps, low=0.0)
+    eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
     if orders is None:
         return RDP.from_curve(lambda a: randomized_response_renyi(eps, a))
     return RDP(orders=tuple(orders),
@@ -94,30 +144,37 @@ def pure_dp_to_rdp(eps: float, orders: Sequence[float] | None = None) -> RDP:
 
 
 def zcdp_to_rdp(rho: float, orders: Sequence[float] | None = None) -> RDP:
-    """rho-zCDP is (a, rho a)-RDP for every a > 1 (Bun & Steinke 2016, Def. 1.1)."""
+    """rho-zCDP is (a, rho a)-RDP for every a > 1 (Bun & Steinke 2016, Def. 1.1), rounded up;
+    at order infinity no bound (eps = inf) unless rho = 0."""
     z = ZCDP(rho)
     if orders is None:
         return z.to_rdp()
-    return RDP(orders=tuple(orders), epsilons=tuple(z.rho * a for a in orders))
+    os = tuple(check_real("orders", a, low=1.0, low_open=True) for a in orders)
+    return RDP(orders=os, epsilons=tuple(0.0 if z.rho == 0.0 else sum_up([z.rho], [a])
+                                         for a in os))
 
 
-def zcdp_to_approx_dp(rho: float, delta: float) -> ApproxDP:
-    """rho-zCDP to (eps, delta)-DP by the tight RDP conversion (Canonne, Kamath & Steinke 2020)."""
-    return ZCDP(rho).to_approx_dp(delta)
+def zcdp_to_approx_dp(rho: float, *, delta: float | None = None,
+                      eps: float | None = None) -> ApproxDP:
+    """rho-zCDP to (eps, delta)-DP by the tight RDP conversion (Canonne, Kamath & Steinke 2020).
+    Give ``delta=`` for the smallest eps, or ``eps=`` for delta(eps)."""
+    return _approx_dp_at(ZCDP(rho), delta, eps)
 
 
-def rdp_to_approx_dp(rdp: RDP, delta: float) -> ApproxDP:
+def rdp_to_approx_dp(rdp: RDP, *, delta: float | None = None,
+                     eps: float | None = None) -> ApproxDP:
     """RDP to (eps, delta)-DP, minimising the bound of Canonne, Kamath & Steinke (2020, Prop. 12)
-    eps = rdp(a) + log(1 - 1/a) - (log delta + log a)/(a - 1) over the orders."""
-    return rdp.to_approx_dp(delta)
+    eps = rdp(a) + log(1 - 1/a) - (log delta + log a)/(a - 1) over the orders.
+    Give ``delta=`` for the smallest eps, or ``eps=`` for delta(eps)."""
+    return _approx_dp_at(rdp, delta, eps)
 
 
-def rdp_to_approx_dp_classic(rdp: RDP, delta: float) -> ApproxDP:
+def rdp_to_approx_dp_classic(rdp: RDP, *, delta: float) -> ApproxDP:
     """The classic conversion eps = rdp(a) + log(1/delta)/(a - 1) (Mironov 2017, Prop. 3);
     a baseline, looser than ``rdp_to_approx_dp``."""
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     orders = rdp.orders if rdp.curve is None else DEFAULT_ORDERS
-    eps = min(rdp.at(a) + math.log(1.0 / delta) / (a - 1.0) for a in orders)
+    eps = min(rdp_classic_epsilon(a, rdp.at(a), delta) for a in orders)
     return ApproxDP(eps, delta)
 
 
@@ -140,6 +197,12 @@ def _(g: ZCDP) -> RDP:
 @to_rdp.register
 def _(g: GDP) -> RDP:
     return gdp_to_zcdp(g.mu).to_rdp()
+
+
+@to_rdp.register
+def _(g: CLTGDP) -> RDP:
+    raise ValueError(f"{g} is an approximation, not a bound: it has no RDP guarantee; "
+                     "convert its .rigorous() guarantee instead")
 
 
 @to_rdp.register

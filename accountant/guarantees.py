@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from ._numeric import FloatArray, as_float_array, check_real, smallest_epsilon
+from ._numeric import FloatArray, as_float_array, check_real, smallest_epsilon, sum_up
 from .tradeoff import (
     FiniteLossTradeoff,
     GaussianTradeoff,
@@ -206,19 +206,46 @@ class FDP(Guarantee):
 # ----------------------------------------------------------------------------- Renyi notions
 
 
+#: Unit round-off of a double: the error bounds below count a few of them per operation.
+_U = 2.0 ** -53
+
+
 def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:
     """delta for (eps, delta)-DP from (order, rdp_eps)-RDP, the tight conversion of Canonne,
     Kamath & Steinke (2020, Prop. 12) and Asoodeh et al. (2021):
-    delta = exp((a-1)(rdp_eps - eps)) / a * (1 - 1/a)^(a-1)."""
+    delta = exp((a-1)(rdp_eps - eps)) / a * (1 - 1/a)^(a-1); at order infinity RDP is pure
+    rdp_eps-DP and delta is its profile. Rounded up: the exponent is raised by a bound on its
+    rounding error (8 ulps of each term; log1p(-1/a) contributes a/(a-1) ulps near a = 1)."""
     a = order
-    log_d = (a - 1.0) * (rdp_eps - eps) + (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)
-    return math.exp(min(log_d, 0.0))
+    if rdp_eps == math.inf:
+        return 1.0
+    if a == math.inf:
+        return FiniteLossTradeoff.approx_dp(rdp_eps).profile(eps)
+    t1 = (a - 1.0) * (rdp_eps - eps)
+    t2 = (a - 1.0) * math.log1p(-1.0 / a)
+    t3 = math.log(a)
+    err = 8.0 * _U * (abs(t1) + abs(t2) + abs(t3) + a)
+    return math.exp(min(t1 + t2 - t3 + err, 0.0)) * (1.0 + 4.0 * _U)
 
 
 def rdp_epsilon(order: float, rdp_eps: float, delta: float) -> float:
-    """eps from (order, rdp_eps)-RDP at delta, inverting ``rdp_delta`` (CKS 2020, Prop. 12)."""
+    """eps from (order, rdp_eps)-RDP at delta, inverting ``rdp_delta`` (CKS 2020, Prop. 12),
+    rounded up by a bound on its rounding error; at order infinity the pure-DP epsilon."""
     a = order
-    return max(0.0, rdp_eps + math.log1p(-1.0 / a) - (math.log(delta) + math.log(a)) / (a - 1.0))
+    if rdp_eps == math.inf:
+        return math.inf
+    if a == math.inf:
+        return PureDP(rdp_eps).epsilon(delta)
+    t1 = math.log1p(-1.0 / a)
+    t2 = (math.log(delta) + math.log(a)) / (a - 1.0)
+    err = 8.0 * _U * (abs(rdp_eps) + abs(t1) + a / (a - 1.0) + abs(t2))
+    return max(0.0, math.nextafter(rdp_eps + t1 - t2 + err, math.inf))
+
+
+def rdp_classic_epsilon(order: float, rdp_eps: float, delta: float) -> float:
+    """The classic eps = rdp_eps + log(1/delta)/(a - 1) (Mironov 2017, Prop. 3), rounded up."""
+    t = -math.log(delta) / (order - 1.0)
+    return math.nextafter(rdp_eps + t + 8.0 * _U * (rdp_eps + t), math.inf)
 
 
 _MAX_ORDER = 1e6
@@ -278,10 +305,8 @@ class RDP(Guarantee):
         if delta == 0.0:
             return math.inf
         eps = self._minimise(lambda a: rdp_epsilon(a, self.at(a), delta))
-        # the two minimisations may disagree by rounding; step up until delta(eps) <= delta holds
-        while self._delta_checked(eps) > delta:
-            eps = eps * (1.0 + 1e-13) + 1e-15
-        return eps
+        # the two minimisations may disagree by rounding; search up until delta(eps) <= delta
+        return smallest_epsilon(self._delta_checked, delta, eps_low=eps)
 
     @cached_property
     def tradeoff(self) -> ProfileTradeoff:
@@ -303,8 +328,9 @@ class ZCDP(Guarantee):
         check_real("rho", self.rho, low=0.0, high=math.inf, high_open=True)
 
     def to_rdp(self) -> RDP:
+        """RDP eps(a) = rho a, rounded up (Bun & Steinke 2016, Def. 1.1)."""
         rho = self.rho
-        return RDP.from_curve(lambda a: rho * a)
+        return RDP.from_curve(lambda a: sum_up([rho], [a]))
 
     def _delta(self, eps: float) -> float:
         if self.rho == 0.0:

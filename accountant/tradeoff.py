@@ -151,9 +151,10 @@ class TradeoffFunction(ABC):
         return ax
 
 
-def default_alpha_grid(n_linear: int = 2001, n_log: int = 300) -> FloatArray:
-    """Alpha grid for numeric curves: uniform in the bulk, logarithmic near 0 and 1."""
-    tail = np.logspace(-30, -1, n_log)
+def default_alpha_grid(n_linear: int = 2001, n_log: int = 2991) -> FloatArray:
+    """Alpha grid for numeric curves: uniform in the bulk, logarithmic near 0 and 1 from 1e-300
+    (ten points a decade by default), so sampled curves resolve privacy losses up to ~690."""
+    tail = np.logspace(-300, -1, n_log)
     lin = np.linspace(0.0, 1.0, n_linear)
     return np.unique(np.concatenate([lin, tail, 1.0 - tail, [0.0, 1.0]]))
 
@@ -329,11 +330,28 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         ratio of neighbouring cells; samples are lowered by ``SAMPLE_MARGIN`` and chord
         intersections by ``KINK_MARGIN`` so the bound survives it. The cost is a floor of about
         1e-14 on the delta of a curve known only through samples.
+
+        The end cells have one neighbour: on the first, f is bounded below by the second chord
+        extended left, so f(0) is replaced by that extension at 0 (the slope of f near 0 is
+        unbounded in general; the missing mass sits at loss +inf); on the last, by the
+        second-to-last chord extended right and by f(1).
         """
         b = np.maximum(b - SAMPLE_MARGIN, 0.0)
         da = np.diff(a)
         chord = np.diff(b) / da  # slope of cell i = [a_i, a_{i+1}]
         n = da.size
+        if n >= 2:
+            b = b.copy()
+            b[0] = max(min(b[0], b[1] - chord[1] * a[1] - KINK_MARGIN), b[1])
+            s_l = chord[n - 2]
+            if s_l < 0.0:  # kink where the extended chord meets the level f(1)
+                xk = a[n - 1] + (b[n] - b[n - 1]) / s_l
+                if a[n - 1] < xk < a[n]:
+                    a = np.concatenate([a[:-1], [xk], a[-1:]])
+                    b = np.concatenate([b[:-1], [max(b[n] - KINK_MARGIN, 0.0)], b[-1:]])
+                    da = np.diff(a)
+                    chord = np.diff(b) / da
+                    n = da.size
         xs = [a, np.empty(0)]
         ys = [b, np.empty(0)]
         if n >= 3:

@@ -171,7 +171,7 @@ def test_callable_fdp_profile_is_a_sound_upper_bound() -> None:
 
 
 def test_gdp_conversions() -> None:
-    assert gdp_to_approx_dp(1.0, 1.0).delta_ == GDP(1.0).delta(1.0)
+    assert gdp_to_approx_dp(1.0, eps=1.0).delta_ == GDP(1.0).delta(1.0)
     assert gdp_to_zcdp(2.0).rho == 2.0
     # for the Gaussian mechanism zCDP is looser than GDP but not by much
     for mu in [0.5, 1.0, 3.0]:
@@ -183,8 +183,8 @@ def test_gdp_conversions() -> None:
 def test_tight_rdp_conversion_beats_classic_and_is_sound() -> None:
     rdp = to_rdp(GDP(1.0))
     for delta in [1e-3, 1e-6, 1e-9]:
-        tight = rdp_to_approx_dp(rdp, delta).eps
-        classic = rdp_to_approx_dp_classic(rdp, delta).eps
+        tight = rdp_to_approx_dp(rdp, delta=delta).eps
+        classic = rdp_to_approx_dp_classic(rdp, delta=delta).eps
         assert tight < classic
         assert tight >= GDP(1.0).epsilon(delta)  # GDP is exact for the Gaussian: RDP can't beat it
 
@@ -196,7 +196,7 @@ def test_zcdp_to_approx_dp_matches_mpmath_minimisation() -> None:
         return rho * a + mp.log(1 - 1 / a) - (mp.log(delta) + mp.log(a)) / (a - 1)
     a_star = mp.findroot(lambda a: mp.diff(obj, a), 10)
     truth = obj(a_star)
-    got = zcdp_to_approx_dp(rho, delta).eps
+    got = zcdp_to_approx_dp(rho, delta=delta).eps
     assert mp.mpf(got) >= truth - mp.mpf(1e-12)
     assert got - float(truth) < 1e-8
 
