@@ -1,0 +1,97 @@
+"""Issue 8, item 7: a declared guarantee covers what the sampler actually draws.
+
+References are independent of the code under test: exact rational arithmetic (fractions), mpmath at
+50 digits, and fixed-seed statistical tests whose false-alarm rate is stated.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+import pytest
+
+import mechanisms.local
+from mechanisms import RandomizedResponse
+
+MP = mpmath.mp.clone()
+MP.dps = 50
+
+
+def _always_accept(rng: np.random.Generator, num: Any, den: Any) -> Any:
+    """A stand-in for the exact Bernoulli(exp(-num/den)) draw whose coin always lands heads."""
+    return np.ones(np.asarray(num).size, dtype=bool)
+
+
+# ---------------------------------------------------------------------------- randomized response
+
+
+def _float_threshold_eps(eps: float, k: int) -> float:
+    """The eps realised by ``rng.random() < p`` (p = e^eps/(e^eps + k - 1) in doubles): the draw keeps
+    with probability ceil(p 2^53)/2^53 exactly, computed here in rationals."""
+    p = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+    keep = Fraction(math.ceil(Fraction(p) * 2**53), 2**53)
+    if keep == 1:
+        return math.inf
+    return float(MP.log(MP.mpf(keep.numerator) * (k - 1) / (keep.denominator - keep.numerator)))
+
+
+@pytest.mark.parametrize(("eps", "k"), [(36.0, 2), (38.0, 2), (40.0, 1000), (0.5, 5), (3.0, 2)])
+def test_rr_realised_eps_is_at_most_declared(eps: float, k: int) -> None:
+    """The sampler flips with probability e^l/(1 + e^l) for the exact rational l = flip_log_odds, so
+    its realised eps' = log(k - 1) - l (mpmath); it must not exceed eps (the float threshold gave
+    36.04 at 36, inf at 38 and 40.006 for k = 1000 at 40) and be within 1e-12 of it."""
+    rr = RandomizedResponse(k, eps)
+    lam = rr.flip_log_odds
+    realised = MP.log(k - 1) - MP.mpf(lam.numerator) / lam.denominator
+    assert realised <= eps and eps - realised < 1e-12
+    if k == 2:
+        assert lam == -Fraction(eps)  # exact: the integer eps is on the lattice
+    if eps >= 36:
+        assert _float_threshold_eps(eps, k) > eps  # what the former float threshold realised
+
+
+def test_rr_draws_its_exponent_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At eps = 38 a flip must be possible: the sampler thins flip proposals with an exact
+    Bernoulli(exp(-38)); with that coin forced to heads, half of the reports flip (the former float
+    threshold, p_keep == 1.0 in doubles, never flipped whatever the generator returned)."""
+    seen: list[Fraction] = []
+
+    def recording(rng: np.random.Generator, num: Any, den: Any) -> Any:
+        seen.extend({Fraction(int(a), int(b)) for a, b in zip(np.asarray(num), np.asarray(den), strict=True)})
+        return _always_accept(rng, num, den)
+
+    monkeypatch.setattr(mechanisms.local, "bernoulli_exp_neg_vec", recording, raising=False)
+    y = RandomizedResponse(2, 38.0).sample(np.zeros(1000, dtype=int), np.random.default_rng(1))
+    assert set(seen) == {Fraction(38)}
+    assert 400 < int(np.count_nonzero(y)) < 600  # Binomial(1000, 1/2): P(outside) < 1e-9
+
+
+@pytest.mark.parametrize(("eps", "k"), [(1.0, 2), (0.5, 5), (5.0, 1000), (9.0, 1000)])
+def test_rr_flip_frequency_matches_exact_law(eps: float, k: int) -> None:
+    """Fixed seed, n = 400,000 reports: the flip count is within 6 standard deviations of
+    n e^l/(1 + e^l) (false-alarm rate < 2e-9 per case), and flipped reports are uniform over the
+    other values (chi-square at 1e-6, k = 5 only)."""
+    rr = RandomizedResponse(k, eps)
+    lam = MP.mpf(rr.flip_log_odds.numerator) / rr.flip_log_odds.denominator
+    p_flip = float(MP.exp(lam) / (1 + MP.exp(lam)))
+    n = 400_000
+    y = rr.sample(np.full(n, 1), np.random.default_rng(2024))
+    flips = int(np.count_nonzero(y != 1))
+    assert abs(flips - n * p_flip) <= 6 * math.sqrt(n * p_flip * (1 - p_flip))
+    if k == 5:
+        counts = np.bincount(y[y != 1], minlength=k)[[0, 2, 3, 4]]
+        expected = flips / 4
+        chi2 = float(((counts - expected) ** 2 / expected).sum())
+        assert chi2 < 30.7  # chi-square(3) quantile 1 - 1e-6
+
+
+def test_rr_log_pmf_is_finite_at_large_eps() -> None:
+    """log P(other) = l - log(1 + e^l) - log(k - 1) (log space; log1p(-p_keep) was -inf at 38)."""
+    rr = RandomizedResponse(2, 38.0)
+    lp = rr.log_pmf(np.array([0, 1]), np.array([0, 0]))
+    assert np.isfinite(lp).all()
+    assert lp[0] - lp[1] == pytest.approx(38.0, rel=1e-12)
