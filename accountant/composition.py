@@ -128,19 +128,21 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
             raise ValueError("exact composition would need more than "
                              f"{MAX_EXACT_SUPPORT} loss values; use method='pld' or 'clt'")
         log_w = -math.log1p(math.exp(-eps))  # log e^eps/(1+e^eps)
-        log_1mw = -math.log1p(math.exp(eps))
+        log_1mw = log_w - eps  # log 1/(1+e^eps), no overflow
         group_loss = eps * (k - 2.0 * np.arange(k + 1))
         group_log_q = log_binomial_pmf(k, log_w, log_1mw)
         losses = (losses[:, None] + group_loss[None, :]).ravel()
         log_q = (log_q[:, None] + group_log_q[None, :]).ravel()
     q = np.exp(log_q + log_no_atom)
+    p = np.exp(log_q - losses + log_no_atom)  # P-masses in log space: e^-loss may overflow
     atom = max(0.0, -math.expm1(log_no_atom))
     u = 2.0 ** -53
     # relative error of one mass, doubled by the normalisation, plus the normalising sum
     mass_rtol = 2.0 * (8.0 * u * (len(groups) + 4) * (1.0 + log_scale)) + (q.size + 4) * u
+    loss_atol = 2.0 * u * (len(groups) + 1) * loss_scale
     return FDP(FiniteLossTradeoff.from_losses(
-        losses, q / q.sum() * (1 - atom), q_inf=atom, p_ninf=atom, mass_rtol=mass_rtol,
-        loss_atol=2.0 * u * (len(groups) + 1) * loss_scale))
+        losses, q / q.sum() * (1 - atom), q_inf=atom, p_ninf=atom,
+        p_masses=p / p.sum() * (1 - atom), mass_rtol=mass_rtol + loss_atol, loss_atol=loss_atol))
 
 
 def _compose_as_rdp(gs: Sequence[Guarantee]) -> RDP:
@@ -196,7 +198,8 @@ def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callab
     """delta(eps') of advanced composition (Dwork, Rothblum & Vadhan 2010, heterogeneous form):
     eps' = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1), delta = delta' + sum delta_i,
     and basic composition where it is better."""
-    s1 = math.fsum(e * math.expm1(e) for e, _ in pairs)
+    with np.errstate(over="ignore"):
+        s1 = math.fsum(float(e * np.expm1(e)) for e, _ in pairs)  # inf beyond eps ~ 709
     s2 = math.fsum(e * e for e, _ in pairs)
     total_eps = math.fsum(e for e, _ in pairs)
     total_delta = math.fsum(d for _, d in pairs)

@@ -165,7 +165,7 @@ class CLTGDP(GDP):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_real("gamma", self.gamma, low=0.0)
+        check_real("gamma", self.gamma, low=0.0, high=math.inf, high_open=True)
 
     def rigorous(self) -> FDP:
         """The sound f-DP guarantee max(0, G_mu(a + gamma) - gamma) of Berry-Esseen."""
@@ -197,7 +197,9 @@ class FDP(Guarantee):
         return self.tradeoff_fn.profile(eps)
 
     def _delta_at_infinity(self) -> float:
-        return float(1.0 - self.tradeoff_fn(0.0))
+        # the Q-mass at loss +inf: 1 - f(0), or the profile's limit (exact for finite losses,
+        # whose f(0) knot is lost when the P-mass of the largest loss underflows)
+        return min(1.0 - self.tradeoff_fn(0.0), self.tradeoff_fn.profile(math.inf))
 
     def __str__(self) -> str:
         return f"f-DP with f = {self.tradeoff_fn!r}"

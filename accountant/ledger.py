@@ -10,13 +10,13 @@ unchanged.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._numeric import check_real
+from ._numeric import check_count, check_real, hypot_up, sum_up
 from .composition import compose
-from .guarantees import GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from .conversions import gdp_to_zcdp, pure_dp_to_zcdp
+from .guarantees import CLTGDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .pld import (
     PLD,
     PairSource,
@@ -43,9 +43,10 @@ class Release:
         if not isinstance(self.guarantee, Guarantee):
             raise TypeError(f"guarantee must be an accountant guarantee, got "
                             f"{type(self.guarantee).__name__}")
-        c = self.count
-        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise ValueError(f"count must be an integer >= 1, got {c!r}")
+        if isinstance(self.guarantee, CLTGDP):
+            raise ValueError(f"guarantee {self.guarantee} is an approximation, not a bound; "
+                             "record its .rigorous() guarantee")
+        object.__setattr__(self, "count", check_count("count", self.count))
         if not isinstance(self.label, str):
             raise TypeError("label must be a string")
 
@@ -62,7 +63,8 @@ class Ledger:
 
     def __init__(self, budget: Guarantee | None = None,
                  releases: tuple[Release, ...] = ()) -> None:
-        if budget is not None and not isinstance(budget, (PureDP, ApproxDP, GDP, ZCDP)):
+        if budget is not None and (not isinstance(budget, (PureDP, ApproxDP, GDP, ZCDP))
+                                   or isinstance(budget, CLTGDP)):
             raise TypeError("budget must be PureDP, ApproxDP, GDP or ZCDP, got "
                             f"{type(budget).__name__}")
         self._budget = budget
@@ -107,30 +109,31 @@ class Ledger:
         gs = [r.guarantee for r in self._releases]
         if not gs or not all(type(g) is GDP for g in gs):
             return None
-        return math.sqrt(math.fsum(r.count * r.guarantee.mu ** 2 for r in self._releases
-                                   if isinstance(r.guarantee, GDP)))
+        return hypot_up([r.guarantee.mu for r in self._releases if isinstance(r.guarantee, GDP)],
+                        [r.count for r in self._releases])
 
     def spent_zcdp_rho(self) -> float | None:
-        """rho when every release is zCDP, GDP (rho = mu^2/2) or pure DP (rho = eps^2/2)."""
+        """rho when every release is zCDP, GDP (rho = mu^2/2) or pure DP (rho = eps^2/2),
+        rounded up."""
         total = []
         for r in self._releases:
             g = r.guarantee
             if type(g) is ZCDP:
-                total.append(r.count * g.rho)
+                total.append(g.rho)
             elif type(g) is GDP:
-                total.append(r.count * g.mu ** 2 / 2)
+                total.append(gdp_to_zcdp(g.mu).rho)
             elif type(g) is PureDP:
-                total.append(r.count * g.eps ** 2 / 2)
+                total.append(pure_dp_to_zcdp(g.eps).rho)
             else:
                 return None
-        return math.fsum(total) if total else None
+        return sum_up(total, [r.count for r in self._releases]) if total else None
 
     def spent_pure_eps(self) -> float | None:
         """Total eps when every release is pure DP (basic composition is exact for the sum)."""
         if not self._releases or not all(type(r.guarantee) is PureDP for r in self._releases):
             return None
-        return math.fsum(r.count * r.guarantee.eps for r in self._releases
-                         if isinstance(r.guarantee, PureDP))
+        return sum_up([r.guarantee.eps for r in self._releases if isinstance(r.guarantee, PureDP)],
+                      [r.count for r in self._releases])
 
     def report(self, delta: float = 1e-6) -> dict[str, Any]:
         """The spent budget in every notion that applies, plus the sound (eps, delta)."""
@@ -161,11 +164,18 @@ class Ledger:
 
     @classmethod
     def from_json(cls, text: str) -> Ledger:
+        """Inverse of ``to_json``; refuses non-integer counts and a ledger over its budget."""
         data = json.loads(text)
         budget = None if data.get("budget") is None else guarantee_from_dict(data["budget"])
         ledger = cls(budget)
-        ledger._releases = tuple(Release(guarantee_from_dict(r["guarantee"]), int(r["count"]),
-                                         str(r["label"])) for r in data["releases"])
+        releases = tuple(Release(guarantee_from_dict(r["guarantee"]), r["count"], r["label"])
+                         for r in data["releases"])
+        if budget is not None and releases:
+            ok, spent = _within(budget, _compose(releases))
+            if not ok:
+                raise BudgetExceededError(f"the ledger is already over its budget {budget}: "
+                                          f"spent is {spent}")
+        ledger._releases = releases
         return ledger
 
     def __len__(self) -> int:
@@ -175,7 +185,17 @@ class Ledger:
         return f"Ledger(budget={self._budget}, {len(self._releases)} releases)"
 
 
+#: Most guarantees ``_compose`` expands into a list (a PLD is self-composed instead).
+MAX_EXPANDED = 10**7
+
+
 def _compose(releases: tuple[Release, ...]) -> Guarantee:
+    if all(type(r.guarantee) is GDP for r in releases):  # closed form, any counts
+        return GDP(hypot_up([r.guarantee.mu for r in releases if isinstance(r.guarantee, GDP)],
+                            [r.count for r in releases]))
+    if sum(r.count for r in releases if not isinstance(r.guarantee, PLD)) > MAX_EXPANDED:
+        raise ValueError(f"more than {MAX_EXPANDED} recorded steps to compose one by one; record "
+                         "repeated steps as a PLD (it is self-composed by squaring)")
     gs: list[Guarantee] = []
     for r in releases:
         g = r.guarantee
@@ -199,7 +219,8 @@ def _within(budget: Guarantee, spent: Guarantee) -> tuple[bool, str]:
         if type(spent) is ZCDP:
             return spent.rho <= budget.rho, str(spent)
         if type(spent) is GDP:
-            return spent.mu ** 2 / 2 <= budget.rho, f"rho = {spent.mu ** 2 / 2:.6g}"
+            rho = gdp_to_zcdp(spent.mu).rho
+            return rho <= budget.rho, f"rho = {rho:.6g}"
         return False, f"{spent} (not a zCDP guarantee)"
     raise TypeError(f"unsupported budget {type(budget).__name__}")
 

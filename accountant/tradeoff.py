@@ -169,7 +169,7 @@ class GaussianTradeoff(TradeoffFunction):
     mu: float
 
     def __post_init__(self) -> None:
-        check_real("mu", self.mu, low=0.0)
+        check_real("mu", self.mu, low=0.0, high=math.inf, high_open=True)
 
     def _beta(self, alpha: FloatArray) -> FloatArray:
         # Phi^{-1}(1 - a) = -ndtri(a) keeps accuracy for tiny a.
@@ -538,7 +538,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     def loss_moments(self) -> LossMoments:
         if self.q_inf > 0 or self.p_ninf > 0:
             raise ValueError("the privacy loss has an atom at +-infinity: its moments are infinite")
-        p = self.q_masses * np.exp(-self.losses)
+        with np.errstate(over="ignore"):
+            p = np.where(self.q_masses == 0.0, 0.0, self.q_masses * np.exp(-self.losses))
         mean = float(np.sum(p * self.losses))
         return LossMoments(kl=-mean, kappa2=float(np.sum(p * self.losses**2)),
                            kappa3=float(np.sum(p * np.abs(self.losses - mean) ** 3)))
@@ -621,6 +622,8 @@ class ProfileTradeoff(TradeoffFunction):
 
     def __post_init__(self) -> None:
         e = as_float_array("eps_grid", self.eps_grid).ravel()
+        if e.size == 0 or not np.isfinite(e).all():
+            raise ValueError(f"eps_grid must be a non-empty array of finite reals, got {e!r}")
         d = np.array([self.delta_fn(float(x)) for x in e])
         if ((d < 0) | (d > 1) | np.isnan(d)).any():
             raise ValueError("delta_fn must return values in [0, 1]")
