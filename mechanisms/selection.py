@@ -24,7 +24,7 @@ from accountant import Guarantee, PureDP, check_real, compose
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up
 from .queries import Query
-from .samplers import discrete_laplace_array, floor_log2, from_lattice, to_lattice
+from .samplers import bernoulli_exp_neg_vec, discrete_laplace_array, floor_log2, from_lattice, to_lattice
 
 __all__ = ["AboveThreshold", "ExponentialMechanism", "Peeling", "PrivateMax", "ReportNoisyMax"]
 
@@ -67,12 +67,30 @@ def _indices(y: ArrayLike, k: int) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
+#: Scores are rounded to the lattice 2^(floor(log2 Delta) - SCORE_LATTICE_BITS) Z before sampling.
+SCORE_LATTICE_BITS = 20
+#: The exponent per lattice step is rounded down to about SCORE_EXPONENT_BITS significant bits ...
+SCORE_EXPONENT_BITS = 30
+#: ... on a lattice no finer than 2^-56, and at most 2^31 (every int64 product stays below 2^62).
+SCORE_EXPONENT_MAX_DENOMINATOR_BITS = 56
+SCORE_EXPONENT_MAX = 2**31
+
+
 @dataclass(frozen=True)
 class ExponentialMechanism(Mechanism):
     """Output candidate r with probability proportional to exp(eps u(D, r) / (2 Delta))
     (McSherry & Talwar 2007; seed 004); eps-DP. For a monotone utility exp(eps u / Delta) suffices
     (Dwork & Roth 2014, Sec. 3.4). ``monotone=None`` takes the utility query's own declaration.
-    Sampling inverts the CDF of the floating-point probabilities (not an exact sampler).
+
+    Sampled exactly (inverting a float CDF gives candidates probability 0 on one input and 2^-53 on a
+    neighbour). The scores are rounded to n_r = round(u_r/gamma), gamma = 2^(floor(log2 Delta) - 20),
+    so neighbours' n_r differ by at most K = floor(Delta/gamma) + 1 (and move together when u does);
+    with the rational s <= eps/(2K) (eps/K if monotone) and d_r = min(max_j n_j - n_r, D), D = 2^62 // s
+    numerator (the clipped utility max(n_r, max n - D) has the same sensitivity K), candidate r has
+    probability proportional to exp(-s d_r): a uniform proposal (``rng.integers``) accepted by an exact
+    Bernoulli(exp(-s d_r)) (CKS 2020, Alg. 1). This is the exponential mechanism on an integer utility
+    of sensitivity K with factor s, so P(r|D)/P(r|D') <= exp(2 s K) <= e^eps (exp(s K) when monotone):
+    the declared ``PureDP(eps)`` holds for what is sampled. Expected rounds: k / sum_r exp(-s d_r) <= k.
     """
 
     utility: Query
@@ -84,6 +102,9 @@ class ExponentialMechanism(Mechanism):
         object.__setattr__(self, "eps", _check_eps(self.eps))
         if self.monotone is None:
             object.__setattr__(self, "monotone", self.utility.monotone)
+        elif not isinstance(self.monotone, (bool, np.bool_)):
+            raise TypeError(f"monotone must be None or a bool, got {self.monotone!r}")
+        object.__setattr__(self, "monotone", bool(self.monotone))
 
     @property
     def sensitivity(self) -> Any:
@@ -96,17 +117,39 @@ class ExponentialMechanism(Mechanism):
     def output(self) -> OutputSpec:
         return OutputSpec("discrete", (), f"candidate index in 0..{_n_candidates(self.utility) - 1}")
 
+    def score_lattice(self) -> tuple[int, Fraction, int]:
+        """(e, s, D): scores are rounded to 2^e Z; s is the exact exponent per lattice step and D the
+        clip of the distances to the best score (class docstring)."""
+        delta = Fraction(_score_sensitivity(self.utility))
+        e = floor_log2(delta) - SCORE_LATTICE_BITS
+        k_shift = math.floor(delta / Fraction(2) ** e) + 1
+        exact = Fraction(self.eps) / ((1 if self.monotone else 2) * k_shift)
+        bits = min(SCORE_EXPONENT_MAX_DENOMINATOR_BITS, max(0, SCORE_EXPONENT_BITS - floor_log2(exact)))
+        s = min(Fraction(math.floor(exact * 2**bits), 2**bits), Fraction(SCORE_EXPONENT_MAX))
+        return e, s, 2**62 // max(s.numerator, 1)
+
+    def sampling_exponents(self, data: ArrayLike) -> tuple[Fraction, NDArray[np.int64]]:
+        """(s, d): the sampler outputs r with probability exp(-s d_r) / sum_j exp(-s d_j), exactly."""
+        e, s, clip = self.score_lattice()
+        n = to_lattice(self.utility(data), e)
+        return s, np.minimum(n.max() - n, clip)
+
     def log_probabilities(self, data: ArrayLike) -> FloatArray:
-        """log P(output = r) for every candidate r."""
-        u = self.utility(data)
-        factor = 1.0 if self.monotone else 0.5
-        return _log_softmax_rows(factor * self.eps * u / _score_sensitivity(self.utility))
+        """log P(output = r) for every candidate r, of the law sampled."""
+        s, d = self.sampling_exponents(data)
+        return _log_softmax_rows(-float(s) * d.astype(np.float64))
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        p = np.exp(self.log_probabilities(data))
-        cdf = np.cumsum(p)
-        idx = np.searchsorted(cdf, rng.random(m) * cdf[-1], side="right")
-        return np.asarray(np.minimum(idx, p.size - 1), dtype=np.int64)
+        s, d = self.sampling_exponents(data)
+        out = np.empty(m, dtype=np.int64)
+        pending = np.arange(m)
+        while pending.size:
+            proposal = rng.integers(0, d.size, size=pending.size)
+            accept = bernoulli_exp_neg_vec(rng, s.numerator * d[proposal],
+                                           np.full(pending.size, s.denominator, dtype=np.int64))
+            out[pending[accept]] = proposal[accept]
+            pending = pending[~accept]
+        return out
 
     def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
         idx = _indices(y, _n_candidates(self.utility))
