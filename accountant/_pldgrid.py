@@ -140,6 +140,9 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
 def _optimistic_from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray,
                            nodes: FloatArray, *, inf: float, slack: float) -> GridLaw:
     n = q.size
+    if n * h > 700.0:
+        # e^{loss} over the span overflows: the empty law (delta >= 0) is the optimistic bound
+        return GridLaw(h, j0, np.zeros(n + 1), 0.0, 0.0, False)
     pn = np.maximum(pn, 0.0)
     decay = math.exp(-h)
     # connect-the-dots masses of the cell measure: its profile D interpolates the truth at nodes
@@ -310,6 +313,8 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 
 def _bulk(m: FloatArray) -> tuple[int, int]:
     """Index range [i0, i1) of the entries above BULK_FRACTION of the largest one."""
     big = np.flatnonzero(m > BULK_FRACTION * float(m.max()))
+    if big.size == 0:  # all zero
+        return 0, m.size
     return int(big[0]), int(big[-1]) + 1
 
 

@@ -54,6 +54,8 @@ def dpsgd_clt_mu(sampling_rate: float, noise_multiplier: float, steps: int) -> f
     """mu = q sqrt(T (e^{1/sigma^2} - 1)), the CLT limit of DP-SGD (Bu et al. 2020; DRS Cor. 5.4).
     An approximation, accurate when q sqrt(T) is of order one and T is large."""
     q, s, t = _check(sampling_rate, noise_multiplier, steps)
+    if 1.0 / (s * s) > 700.0:
+        return math.inf  # e^{1/sigma^2} overflows: the approximation says nothing here
     return q * math.sqrt(t * math.expm1(1.0 / (s * s)))
 
 
@@ -87,7 +89,8 @@ def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, del
     pld = PLD(tuple((src, c * t) for src, c in step.factors), tol)
     lower, upper = pld.epsilon_bracket(d)
     mu = dpsgd_clt_mu(q, s, t)
-    return DPSGDAccount(q, s, t, d, lower, upper, mu, GDP(mu).epsilon(d),
+    clt_eps = GDP(mu).epsilon(d) if math.isfinite(mu) else math.inf
+    return DPSGDAccount(q, s, t, d, lower, upper, mu, clt_eps,
                         subsampled_gaussian_rdp(q, s, t).epsilon(d))
 
 

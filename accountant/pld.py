@@ -58,6 +58,9 @@ MIN_H = 2e-6
 SOURCE_TAIL_BUDGET = 1e-12
 SOURCE_TAIL_MAX = 1e-16
 MAX_H = 0.05
+#: Most grid points of one mechanism's initial law (2^19 doubles: 4 MiB per array; a 10-fold
+#: composition of such laws peaks near 400 MiB).
+MAX_POINTS = 2 ** 19
 
 
 def _z(tail: float) -> float:
@@ -81,6 +84,10 @@ class LossDirection(ABC):
         """Finite loss values carrying an atom, used to align the grid with them."""
         return ()
 
+    @abstractmethod
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
+        """Interval outside of which L has Q-mass at most ``tail`` on each side."""
+
 
 class _TailDirection(LossDirection):
     """A pair given by the tails of L under Q and P: (Q(L<=g), Q(L>g), P(L<=g), P(L>g))."""
@@ -89,10 +96,6 @@ class _TailDirection(LossDirection):
 
     @abstractmethod
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]: ...
-
-    @abstractmethod
-    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
-        """Interval outside of which L has Q-mass at most ``tail`` on each side."""
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         lo, hi = self.support(tail)
@@ -104,7 +107,9 @@ class _TailDirection(LossDirection):
         q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
         p = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
         q = np.maximum(q, 0.0)
-        pn = np.clip(np.exp(g[:-1]) * np.maximum(p, 0.0), q * math.exp(-h), q)
+        with np.errstate(divide="ignore", over="ignore"):  # e^g p in log space: g may exceed 709
+            pn = np.exp(g[:-1] + np.log(np.maximum(p, 0.0)))
+        pn = np.clip(pn, q * math.exp(-h), q)
         x = q - pn
         nodes = np.zeros(g.size)
         atoms, atom_q = self.point_masses()
@@ -167,50 +172,95 @@ class _LaplaceDirection(_TailDirection):
 
 def _mixture_log(r: float, l_: FloatArray) -> FloatArray:
     """log(1 - r + r e^l), the loss of the subsampled pair (P, (1-r)P + rQ) at a base loss l."""
-    return np.asarray(np.logaddexp(math.log1p(-r), math.log(r) + l_), dtype=np.float64)
+    out = np.logaddexp(math.log1p(-r), math.log(r) + l_)
+    return np.asarray(np.where(l_ == 0.0, 0.0, out), dtype=np.float64)  # exact at l = 0
 
 
 @dataclass(frozen=True)
-class _SubsampledGaussianDirection(_TailDirection):
-    """Poisson-subsampled Gaussian, remove: (N(0,1), (1-r)N(0,1) + rN(mu,1)); add: swapped
-    (Zhu, Dong & Wang 2022, Sec. 5; Koskela et al. 2020)."""
+class SubsampledTailDirection(_TailDirection):
+    """A continuous pair (P, Q) subsampled with rate r, remove: (P, (1-r)P + rQ); add: swapped
+    (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang 2022, Sec. 5). The loss is the increasing
+    function phi(l) = log(1 - r + r e^l) of the base loss l, so its tails are the base's tails at
+    phi^{-1}(g) = log((e^g - 1 + r) / r), mixed; atoms are mapped by phi."""
 
-    mu: float
+    base: _TailDirection
     rate: float
     direction: Direction
 
-    def _x(self, v: FloatArray) -> FloatArray:
-        """x with log(1 - r + r e^{mu x - mu^2/2}) = v, for v > log(1 - r) (else -inf)."""
-        r, m = self.rate, self.mu
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inner = np.log((np.expm1(v) + r) / r)
-        ok = v > math.log1p(-r)
-        return np.where(ok, (inner + m * m / 2) / m, -np.inf)
+    @property
+    def q_inf(self) -> float:  # type: ignore[override]
+        return self.rate * self.base.q_inf if self.direction == "remove" else 0.0
+
+    def _base_loss(self, v: FloatArray) -> FloatArray:
+        """phi^{-1}(v) for v > log(1 - r), else -inf."""
+        r = self.rate
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            near = np.log((np.expm1(v) + r) / r)  # accurate near log(1 - r); overflows above 709
+            far = v + np.log1p(-(1.0 - r) * np.exp(-v)) - math.log(r)
+        return np.where(v > math.log1p(-r), np.where(v > 1.0, far, near), -np.inf)
 
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        r, m = self.rate, self.mu
+        r = self.rate
         if self.direction == "remove":
-            x = self._x(g)
-            sq = (1 - r) * _ndtr(-x) + r * _ndtr(m - x)
-            fq = (1 - r) * _ndtr(x) + r * _ndtr(x - m)
-            return fq, sq, _ndtr(x), _ndtr(-x)
-        x = self._x(-g)  # L' = -L > g  <=>  x < x(-g)
-        sq = _ndtr(x)
-        fq = _ndtr(-x)
-        sp = (1 - r) * _ndtr(x) + r * _ndtr(x - m)
-        fp = (1 - r) * _ndtr(-x) + r * _ndtr(m - x)
-        return fq, sq, fp, sp
+            fq0, sq0, fp0, sp0 = self.base.tails(self._base_loss(g))
+            return (1 - r) * fp0 + r * fq0, (1 - r) * sp0 + r * sq0, fp0, sp0
+        # L' = -phi(l) > g  <=>  l < phi^{-1}(-g): under Q' = P and P' = the mixture
+        fq0, sq0, fp0, sp0 = self.base.tails(self._base_loss(-g))
+        return sp0, fp0, (1 - r) * sp0 + r * sq0, (1 - r) * fp0 + r * fq0
 
-    def _loss(self, x: float) -> float:
-        m = self.mu
-        return float(_mixture_log(self.rate, np.asarray(m * x - m * m / 2)))
+    def point_masses(self) -> tuple[FloatArray, FloatArray]:
+        losses, q = self.base.point_masses()
+        p = q * np.exp(-losses)
+        if self.direction == "remove":
+            return _mixture_log(self.rate, losses), (1 - self.rate) * p + self.rate * q
+        return -_mixture_log(self.rate, losses), p
+
+    def atoms(self) -> tuple[float, ...]:
+        return tuple(float(a) for a in self.point_masses()[0])
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         base = math.log1p(-self.rate)
-        z = _z(tail)
-        if self.direction == "remove":
-            return base, self._loss(self.mu + z)
-        return -self._loss(z), -base
+        hi = float(_mixture_log(self.rate, np.asarray(self.base.support(tail)[1])))
+        return (base, hi) if self.direction == "remove" else (-hi, -base)
+
+
+@dataclass(frozen=True)
+class SymmetricTailDirection(_TailDirection):
+    """The symmetric pair with the profile of a continuous pair ``base`` at eps >= 0 (see
+    ``symmetric_direction``): base's law on losses > 0, its P-law there mirrored below 0 and the
+    rest of the mass in an atom at 0. For g < 0, with c the continuous parts:
+    Q(L > g) = Q_c(L > 0) + P_c(0 < L < -g) and P(L > g) = P_c(L > 0) + Q_c(0 < L < -g)."""
+
+    base: _TailDirection
+
+    @property
+    def q_inf(self) -> float:  # type: ignore[override]
+        return self.base.q_inf
+
+    def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        fq, sq, fp, sp = self.base.tails(np.abs(g))
+        _, sq0, _, sp0 = (float(t[0]) for t in self.base.tails(np.zeros(1)))
+        neg = g < 0
+        return (np.where(neg, sp, fq), np.where(neg, sq0 + sp0 - sp, sq), np.where(neg, sq, fp),
+                np.where(neg, sp0 + sq0 - sq, sp))
+
+    def point_masses(self) -> tuple[FloatArray, FloatArray]:
+        losses, q = self.base.point_masses()
+        pos = losses > 0
+        lp, qp = losses[pos], q[pos]
+        pp = qp * np.exp(-lp)
+        _, sq0, _, sp0 = (float(t[0]) for t in self.base.tails(np.zeros(1)))
+        used = sq0 + sp0 + math.fsum(qp.tolist()) + math.fsum(pp.tolist()) + self.q_inf
+        # the rest at 0, rounded up (extra Q-mass only raises delta)
+        zero = max(0.0, 1.0 - used) + 8.0 * EPS_MACH * (2.0 + lp.size)
+        return np.concatenate([lp, -lp, [0.0]]), np.concatenate([qp, pp, [zero]])
+
+    def atoms(self) -> tuple[float, ...]:
+        return tuple(float(a) for a in self.point_masses()[0])
+
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
+        hi = max(self.base.support(tail)[1], 0.0)
+        return -hi, hi
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,6 +282,10 @@ class _FiniteDirection(LossDirection):
                               pessimistic=True, slack=8 * EPS_MACH)
         return from_atoms(h, self.opt_losses, self.opt_q, inf=self.opt_inf, q_above=0.0,
                           pessimistic=False, slack=8 * EPS_MACH)
+
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
+        both = np.concatenate([self.losses[self.q > 0], self.opt_losses[self.opt_q > 0], [0.0]])
+        return float(both.min()), float(both.max())
 
     def atoms(self) -> tuple[float, ...]:
         both = np.concatenate([self.losses[self.q > 0], self.opt_losses[self.opt_q > 0]])
@@ -445,9 +499,13 @@ class PLD(Guarantee):
         total = sum(counts)
         h_target = math.sqrt(self.tol / (GRID_CONST * total))
         h_target = min(max(h_target, MIN_H), MAX_H)
+        # memory cap: no source's initial law may need more than MAX_POINTS grid points (a
+        # coarser grid is still sound, only looser)
+        span = max(hi - lo for s, _ in self.factors for d in _dirs(s) for lo, hi in [d.support()])
+        h_target = max(h_target, span / MAX_POINTS)
         max_level = max(0, int(math.log2(MAX_H / h_target)))
         quantum = _atom_quantum([a for s, _ in self.factors for d in _dirs(s) for a in d.atoms()])
-        if quantum is None:
+        if quantum is None or quantum < h_target / 64:
             return h_target, max_level
         block = 2 ** max_level
         k = block * math.ceil(quantum / (block * h_target))
@@ -651,8 +709,8 @@ def subsampled_gaussian_source(mu: float, rate: float) -> PairSource:
     if rate == 1.0:
         return gaussian_source(mu)
     return PairSource("subsampled_gaussian", (mu, rate),
-                      _SubsampledGaussianDirection(mu, rate, "remove"),
-                      _SubsampledGaussianDirection(mu, rate, "add"))
+                      SubsampledTailDirection(_GaussianDirection(mu), rate, "remove"),
+                      SubsampledTailDirection(_GaussianDirection(mu), rate, "add"))
 
 
 def _knot_atoms(alphas: FloatArray, betas: FloatArray) -> tuple[FloatArray, FloatArray, float]:
@@ -677,16 +735,71 @@ def tradeoff_source(f: TradeoffFunction) -> PairSource:
     if isinstance(f, PiecewiseLinearTradeoff):
         lo, qm, inf = _knot_atoms(f.alphas, f.betas)
         return PairSource("piecewise_linear", (object(),), finite_direction(lo, qm, inf))
+    return PairSource("tradeoff", (object(),), envelope_direction(f))
+
+
+def envelope_direction(f: TradeoffFunction) -> _FiniteDirection:
+    """Finite pair of any curve: pessimistic atoms from the sound lower envelope of f, optimistic
+    ones from the chords of f (which lie above it, f being convex)."""
     env = f.lower_envelope()
     lo, qm, inf = _knot_atoms(env.alphas, env.betas)
-    # f is convex, so the lower hull of its (slightly raised) samples lies above it: a pair
-    # dominated by f's, whose delta is a lower bound
     a = default_alpha_grid()
     b = np.minimum(np.asarray(f(a), dtype=np.float64) + 1e-15, 1.0 - a)
     hx, hy = lower_convex_hull(a, b)
     olo, oqm, oinf = _knot_atoms(hx, hy)
-    d = _FiniteDirection(lo, qm, inf, olo, oqm, oinf)
-    return PairSource("tradeoff", (object(),), d)
+    return _FiniteDirection(lo, qm, inf, olo, oqm, oinf)
+
+
+def _mirror_atoms(losses: FloatArray, q: FloatArray, inf: float,
+                  pessimistic: bool) -> tuple[FloatArray, FloatArray, float] | None:
+    """Atoms of the symmetric pair with the same profile at eps >= 0 (``symmetric_direction``):
+    the Q-masses q at losses l > 0, their P-masses q e^{-l} at -l, and the rest of the unit mass at
+    0. Float error (a few ulp per mass) is charged outward: masses raised for a pessimistic set,
+    lowered for an optimistic one (extra Q-mass can only raise delta, of a composition too).
+
+    The rest is negative when the pair is far from symmetric (Q(L > 0) + P(L > 0) > 1): then an
+    optimistic set is scaled down (dropping Q-mass lowers delta) and a pessimistic one gives None.
+    """
+    pos = losses > 0.0
+    lp, qp = losses[pos], q[pos]
+    pp = qp * np.exp(-lp)
+    used = math.fsum(qp.tolist()) + math.fsum(pp.tolist()) + inf
+    err = 8.0 * EPS_MACH * (1.0 + pp.size)
+    if pessimistic:
+        if used > 1.0 + 1e-12:
+            return None
+        up = 1.0 + 8.0 * EPS_MACH
+        zero = max(0.0, 1.0 - used) + err
+        return np.concatenate([lp, -lp, [0.0]]), np.concatenate([qp * up, pp * up, [zero]]), inf
+    scale = min(1.0, (1.0 - inf) / (used - inf)) * (1.0 - 8.0 * EPS_MACH) if used > inf else 1.0
+    zero = max(0.0, 1.0 - used - err)
+    return (np.concatenate([lp, -lp, [0.0]]), np.concatenate([qp * scale, pp * scale, [zero]]),
+            inf)
+
+
+def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
+    """The symmetric pair S whose privacy profile is d's at every eps >= 0.
+
+    Only Q-mass at losses > 0 enters delta(eps) for eps >= 0, and for eps < 0 every pair obeys
+    delta_{P,Q}(eps) = 1 - e^eps + e^eps delta_{Q,P}(-eps); so a mechanism whose every ordered pair
+    of neighbours has a profile below d's at eps >= 0 is dominated by S in both orders (Zhu, Dong &
+    Wang 2022, Sec. 5, symmetric dominating pairs). S keeps d's law on losses > 0, mirrors its
+    P-law there to negative losses, and puts the remaining mass at loss 0. When d is too far from
+    symmetric for that (its curve crosses the diagonal before slope -1), d's curve f is replaced by
+    min(f, f^{-1})**, below both (Dong, Roth & Su 2022, Sec. 4.1).
+    """
+    (pl, pq, pi), (ol, oq, oi) = d.proper_pairs()
+    pess = _mirror_atoms(pl, pq, pi, True)
+    if pess is None:
+        p_rest = max(0.0, 1.0 - math.fsum((pq * np.exp(-pl)).tolist()))
+        f = FiniteLossTradeoff.from_losses(pl, pq, q_inf=pi, p_ninf=p_rest).symmetrize()
+        lo, qm, inf = _knot_atoms(f.alphas, f.betas)
+        pess = _mirror_atoms(lo, qm, inf, True)
+        if pess is None:
+            raise ValueError("could not build a symmetric dominating pair for this mechanism")
+    opt = _mirror_atoms(ol, oq, oi, False)
+    assert opt is not None
+    return _FiniteDirection(*pess, *opt)
 
 
 # ============================ guarantees -> PLD ==================================================

@@ -3,10 +3,17 @@
 If (P, Q) dominates a mechanism, the subsampled mechanism with rate r is dominated by the pair
 (P, (1-r)P + rQ) in one direction and ((1-r)P + rQ, P) in the other:
 - Poisson subsampling with add/remove adjacency (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang
-  2022, Thm 11): "remove" is (P, mix) and "add" is (mix, P);
-- sampling without replacement (m of n, r = m/n) with replace-one adjacency (Dong, Roth & Su
-  2022, Thm 4.2: C_r(f) = min{f_r, f_r^{-1}}** with f_r = r f + (1-r) Id, the two curves being
-  these two pairs), where (P, Q) must dominate the base mechanism under replace-one.
+  2022, Thm 11): "remove" is (P, mix) and "add" is (mix, P). The neighbouring datasets are the
+  same in every step of a composition, so each direction composes on its own.
+- Sampling without replacement (m of n, r = m/n) with replace-one adjacency: one step is
+  C_r(f)-DP with C_r(f) = min{f_r, f_r^{-1}}** and f_r = r f + (1-r) Id (Dong, Roth & Su 2022,
+  Thm 4.2). Here a pipeline may realise the remove direction in one step and the add direction in
+  the next, so the two directions must NOT be composed apart: the step is described by the single
+  symmetric pair of C_r(f), which composes soundly in any order (DRS Thm 3.2). For a symmetric
+  base f, C_r(f) is f_r up to slope -1, a segment of slope -1, then f_r^{-1} (DRS Sec. 4.2):
+  its pair is the remove pair's law on positive losses, mirrored (``symmetric_direction``). The
+  base is made symmetric first (``symmetric_direction`` again), which is sound because a
+  guarantee holds for both orders of every pair of neighbours.
 """
 
 from __future__ import annotations
@@ -22,15 +29,15 @@ from .guarantees import GDP, Guarantee
 from .pld import (
     PLD,
     PairSource,
+    SubsampledTailDirection,
+    SymmetricTailDirection,
     _FiniteDirection,
     _GaussianDirection,
     _LaplaceDirection,
     _mixture_log,
     pld_from_guarantee,
-    subsampled_gaussian_source,
-    tradeoff_source,
+    symmetric_direction,
 )
-from .tradeoff import LaplaceTradeoff
 
 Scheme = Literal["poisson", "without_replacement"]
 
@@ -65,15 +72,20 @@ def subsample_source(source: PairSource, rate: float, scheme: Scheme = "poisson"
                          "directions (e.g. a guarantee); this source is asymmetric")
     base = source.remove
     name = f"subsampled[{scheme}]"
-    if isinstance(base, _GaussianDirection):
-        s = subsampled_gaussian_source(base.mu, rate)
-        return PairSource(name, ("gaussian", base.mu, rate), s.remove, s.add)
-    if isinstance(base, _LaplaceDirection):
-        base = tradeoff_source(LaplaceTradeoff(base.eps)).remove
+    params = ("gaussian", base.mu, rate) if isinstance(base, _GaussianDirection) \
+        else (source.name, source.params, rate)
+    if isinstance(base, (_GaussianDirection, _LaplaceDirection)):  # symmetric continuous pairs
+        rem = SubsampledTailDirection(base, rate, "remove")
+        if scheme == "poisson":
+            return PairSource(name, params, rem, SubsampledTailDirection(base, rate, "add"))
+        return PairSource(name, params, SymmetricTailDirection(rem))
     if not isinstance(base, _FiniteDirection):
         raise TypeError(f"cannot subsample a pair of type {type(base).__name__}")
-    rem, add = _mix_finite(base, rate)
-    return PairSource(name, (source.name, source.params, rate), rem, add)
+    if scheme == "poisson":
+        rem_f, add_f = _mix_finite(base, rate)
+        return PairSource(name, params, rem_f, add_f)
+    rem_f, _ = _mix_finite(symmetric_direction(base), rate)
+    return PairSource(name, params, symmetric_direction(rem_f))
 
 
 def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _FiniteDirection]:

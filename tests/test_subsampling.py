@@ -5,13 +5,14 @@ from __future__ import annotations
 import itertools
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, optimize, stats
 
-from accountant import GDP, PLD, PureDP, compose, dpsgd_clt_mu, dpsgd_epsilon, subsample
+from accountant import GDP, PLD, Guarantee, PureDP, compose, dpsgd_clt_mu, dpsgd_epsilon, subsample
 
 W3_TRUTH = 1.8282367  # DP-SGD q = 0.01, sigma = 1, T = 1000, delta = 1e-5 (issue 3)
 
@@ -110,10 +111,78 @@ def test_rate_one_is_the_mechanism(mu: float, eps: float) -> None:
     assert lo <= GDP(mu).delta(eps) <= up
 
 
-def test_without_replacement_uses_the_same_pairs() -> None:
-    a = subsample(GDP(1.0), rate=0.1, scheme="without_replacement")
-    b = subsample(GDP(1.0), rate=0.1, scheme="poisson")
-    assert a.epsilon(1e-5) == pytest.approx(b.epsilon(1e-5), rel=1e-12)
+def _mixed_pipeline_delta(eps0: float, r: float, n_remove: int, n_add: int, eps: float) -> float:
+    """Exact delta(eps) (mpmath, 50 digits) of a pipeline realising both directions under
+    replace-one adjacency: n_remove steps M(S) = RR_eps0(1[x' in S]) and n_add steps
+    M(S) = RR_eps0(1[x in S]), each on its own sample without replacement of rate r; x is the
+    record of D, x' that of D'. Max over both orders of (D, D')."""
+    with mpmath.workdps(50):
+        e0, rr, ee = mpmath.mpf(eps0), mpmath.mpf(r), mpmath.exp(mpmath.mpf(eps))
+        a = 1 / (1 + mpmath.exp(e0))  # P(report 1 | bit 0)
+        b = rr * (1 - a) + (1 - rr) * a  # P(report 1 | bit 1 w.p. r)
+        best = mpmath.mpf(0)
+        for first, second in ((a, b), (b, a)):
+            # remove steps: D -> RR(0) always, D' -> mixture; add steps the other way round
+            total = mpmath.mpf(0)
+            for u in range(n_remove + 1):
+                for v in range(n_add + 1):
+                    w = mpmath.binomial(n_remove, u) * mpmath.binomial(n_add, v)
+                    pd = (first ** u * (1 - first) ** (n_remove - u)
+                          * second ** v * (1 - second) ** (n_add - v))
+                    pd2 = (second ** u * (1 - second) ** (n_remove - u)
+                           * first ** v * (1 - first) ** (n_add - v))
+                    total += w * max(pd - ee * pd2, 0)
+            best = max(best, total)
+        return float(best)
+
+
+def test_without_replacement_mixed_directions_issue_example() -> None:
+    # issue 8: composing the remove and add directions apart under-reported this pipeline
+    eps0, r = 2.139791757171395, 0.10505877641111733
+    truth = _mixed_pipeline_delta(eps0, r, 1, 1, 0.5)
+    assert truth == pytest.approx(0.0274888, abs=1e-7)
+    g = subsample(PureDP(eps0), r, scheme="without_replacement")
+    two = compose([g, g])
+    assert two.delta(0.5) >= truth
+    assert two.epsilon(0.02) >= 0.5518
+
+
+@settings(max_examples=25, deadline=None)
+@given(eps0=st.floats(0.05, 4.0), r=st.floats(0.01, 0.9), k=st.integers(1, 6),
+       frac=st.floats(0.0, 1.0), eps=st.floats(0.0, 3.0))
+def test_without_replacement_covers_every_mix_of_directions(eps0: float, r: float, k: int,
+                                                             frac: float, eps: float) -> None:
+    n_remove = round(frac * k)
+    truth = _mixed_pipeline_delta(eps0, r, n_remove, k - n_remove, eps)
+    g = subsample(PureDP(eps0), r, scheme="without_replacement")
+    assert g.self_compose(k).delta(eps) >= truth
+
+
+@pytest.mark.parametrize("base", [GDP(1.0), PureDP(1.0)])
+def test_without_replacement_single_step_and_composition(base: Guarantee) -> None:
+    # one step: at eps >= 0 the symmetric curve C_r(f) has the profile of the worse direction,
+    # which is the Poisson pair's; composed, the symmetric pair is at least as loose
+    wor = subsample(base, rate=0.1, scheme="without_replacement")
+    poi = subsample(base, rate=0.1, scheme="poisson")
+    for eps in (0.0, 0.05, 0.1, 0.15):
+        lo_w, up_w = wor.delta_bracket(eps)
+        lo_p, up_p = poi.delta_bracket(eps)
+        assert lo_w <= up_p + 1e-12 and lo_p <= up_w + 1e-12
+    assert wor.self_compose(50).epsilon(1e-5) >= poi.self_compose(50).epsilon_bracket(1e-5)[0]
+
+
+def test_subsample_laplace_sources() -> None:
+    # issue 8: a Laplace PLD or curve could not be subsampled (TypeError)
+    from accountant import FDP, LaplaceTradeoff
+
+    for g in (PLD.laplace(1.0), FDP(LaplaceTradeoff(1.0))):
+        for scheme in ("poisson", "without_replacement"):
+            s = subsample(g, 0.1, scheme=scheme)  # type: ignore[arg-type]
+            # amplification of 1-DP by sampling: log(1 + r (e - 1)) is the tight pure bound
+            pure = math.log1p(0.1 * math.expm1(1.0))
+            lo, up = s.epsilon_bracket(1e-9)
+            # an atom off the grid costs at most one grid step in epsilon
+            assert lo <= pure <= up + 1e-6 and up <= pure + s._grid[0]
 
 
 def test_validation() -> None:
