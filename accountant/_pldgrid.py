@@ -71,38 +71,57 @@ class GridLaw:
     #: relative error bound: the exact masses m and the held ones satisfy |held - m| <= rel m + e
     #: entrywise (atom included), with |e|_1 <= slack.
     rel: float = 0.0
+    #: the grid is {shift + (offset + i) h}: a finite mechanism's top loss is put on a node
+    shift: float = 0.0
+    #: Q-mass of an atom at the support's top (the loss ``top``): a pessimistic truncation moves
+    #: the upper tail there rather than to +inf, so that delta stays exactly 0 above the support
+    top_mass: float = 0.0
+    #: number of grid points cut from the top by truncations (``top`` stays where it was)
+    cut: int = 0
+
+    @property
+    def top(self) -> float:
+        """Largest finite loss the law can carry: the top of its grid when it was built, composed
+        by addition; no held mass lies above it."""
+        return self.shift + (self.offset + self.masses.size - 1 + self.cut) * self.h
 
     def without_rel(self) -> GridLaw:
         """The same law with its relative error folded into the slack (|rel m|_1 <= rel)."""
         if self.rel == 0.0:
             return self
         return GridLaw(self.h, self.offset, self.masses, self.inf, self.slack + self.rel,
-                       self.pessimistic)
+                       self.pessimistic, 0.0, self.shift, self.top_mass, self.cut)
 
     @property
     def losses(self) -> FloatArray:
-        return np.asarray((self.offset + np.arange(self.masses.size)) * self.h, dtype=np.float64)
+        return np.asarray(self.shift + (self.offset + np.arange(self.masses.size)) * self.h,
+                          dtype=np.float64)
 
     @property
     def total(self) -> float:
-        return float(self.masses.sum()) + self.inf
+        return float(self.masses.sum()) + self.inf + self.top_mass
 
     def raw_delta(self, eps: float) -> float:
         """sum m_i (1 - e^{eps - l_i})_+ + inf, without the slack."""
         if eps == math.inf:
             return self.inf
-        j = max(0, math.floor(eps / self.h) - self.offset)
+        if eps == -math.inf:
+            return self.total
+        top = self.inf + self.top_mass * -math.expm1(min(eps - self.top, 0.0))
+        j = max(0, math.floor((eps - self.shift) / self.h) - self.offset)
         m = self.masses[j:]
         if m.size == 0:
-            return self.inf
-        lo = (self.offset + j + np.arange(m.size)) * self.h
+            return top
+        lo = self.shift + (self.offset + j + np.arange(m.size)) * self.h
         w = -np.expm1(np.minimum(eps - lo, 0.0))
-        return self.inf + float(np.sum(m * w))
+        return top + float(np.sum(m * w))
 
     def delta(self, eps: float) -> float:
         """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack."""
         raw = self.raw_delta(eps)
         if self.pessimistic:
+            if eps >= self.top and self.inf == 0.0:
+                return 0.0  # no mass above the support, none at +inf: exact, whatever the round-off
             return min(1.0, (raw + self.slack) / (1.0 - self.rel))
         return max(0.0, (raw - self.slack) / (1.0 + self.rel))
 
@@ -112,7 +131,7 @@ class GridLaw:
 
 def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, *, inf: float,
                q_above: float, q_below: float, pessimistic: bool, slack: float = 0.0,
-               node_q: FloatArray | None = None) -> GridLaw:
+               node_q: FloatArray | None = None, shift: float = 0.0) -> GridLaw:
     """Grid law from the contents of open cells (g_j, g_{j+1}), g_j = (j0 + j) h, j = 0..n-1,
     and of atoms on the nodes (``node_q``, length n + 1).
 
@@ -133,16 +152,20 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
         m[1:] += b
         m += nodes
         m[0] += q_below
-        return GridLaw(h, j0, m, inf + q_above, slack, True)
-    return _optimistic_from_cells(h, j0, q, pn, x, nodes, inf=inf, slack=slack)
+        # trailing empty nodes dropped: ``top`` is then the last node that carries mass
+        nz = np.flatnonzero(m)
+        m = m[:nz[-1] + 1] if nz.size else m[:1]
+        return GridLaw(h, j0, m, inf + q_above, slack, True, 0.0, shift)
+    return _optimistic_from_cells(h, j0, q, pn, x, nodes, inf=inf, slack=slack, shift=shift)
 
 
 def _optimistic_from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray,
-                           nodes: FloatArray, *, inf: float, slack: float) -> GridLaw:
+                           nodes: FloatArray, *, inf: float, slack: float,
+                           shift: float) -> GridLaw:
     n = q.size
     if n * h > 700.0:
         # e^{loss} over the span overflows: the empty law (delta >= 0) is the optimistic bound
-        return GridLaw(h, j0, np.zeros(n + 1), 0.0, 0.0, False)
+        return GridLaw(h, j0, np.zeros(n + 1), 0.0, 0.0, False, 0.0, shift)
     pn = np.maximum(pn, 0.0)
     decay = math.exp(-h)
     # connect-the-dots masses of the cell measure: its profile D interpolates the truth at nodes
@@ -175,7 +198,7 @@ def _optimistic_from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: 
     neg = float(-masses[masses < 0].sum())
     masses = np.maximum(masses, 0.0)
     err = neg + 8.0 * EPS_MACH * float(m.sum())
-    return GridLaw(h, j0, masses, inf, slack + err, False)
+    return GridLaw(h, j0, masses, inf, slack + err, False, 0.0, shift)
 
 
 def _convexify(xs: FloatArray, jumps: FloatArray) -> FloatArray:
@@ -235,18 +258,20 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
 
 
 def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_above: float,
-               pessimistic: bool, slack: float = 0.0) -> GridLaw:
-    """Discretise a finite Q-law (atoms ``losses`` with Q-masses ``qm``) onto the grid of width h."""
+               pessimistic: bool, slack: float = 0.0, shift: float = 0.0) -> GridLaw:
+    """Discretise a finite Q-law (atoms ``losses`` with Q-masses ``qm``) onto the grid
+    {shift + j h}."""
     keep = qm > 0
-    losses, qm = losses[keep], qm[keep]
+    losses, qm = losses[keep] - shift, qm[keep]
     if losses.size == 0:
-        return GridLaw(h, 0, np.zeros(1), inf + (q_above if pessimistic else 0.0), slack, pessimistic)
+        return GridLaw(h, 0, np.zeros(1), inf + (q_above if pessimistic else 0.0), slack, pessimistic,
+                       0.0, shift)
     j0 = math.floor(float(losses.min()) / h) - 1
     n = math.ceil(float(losses.max()) / h) + 1 - j0
     q, pn, x, nodes = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n + 1)
     extra = deposit_atoms(h, j0, losses, qm, q, pn, x, nodes, pessimistic)
     return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
-                      pessimistic=pessimistic, slack=slack + extra, node_q=nodes)
+                      pessimistic=pessimistic, slack=slack + extra, node_q=nodes, shift=shift)
 
 
 def coarsen(law: GridLaw, factor: int) -> GridLaw:
@@ -258,7 +283,8 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
         law = law.without_rel()
     nz = np.flatnonzero(law.masses > 0)
     if nz.size == 0:
-        return GridLaw(law.h * factor, 0, np.zeros(1), law.inf, law.slack, law.pessimistic, law.rel)
+        return GridLaw(law.h * factor, 0, np.zeros(1), law.inf + law.top_mass, law.slack,
+                       law.pessimistic, law.rel, law.shift)
     i = law.offset + nz
     qm = law.masses[nz]
     big_h = law.h * factor
@@ -277,8 +303,11 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     # connect-the-dots splits each cell by non-negative weights: relative errors carry over; the
     # subtraction q - b rounds with an error below 4 ulp of the cell's mass
     out = from_cells(big_h, j0, q, pn, x, inf=law.inf, q_above=0.0, q_below=0.0,
-                     pessimistic=law.pessimistic, slack=law.slack + 4.0 * EPS_MACH, node_q=nodes)
-    return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel)
+                     pessimistic=law.pessimistic, slack=law.slack + 4.0 * EPS_MACH, node_q=nodes,
+                     shift=law.shift)
+    # the top atom moves up to the new top (pessimistic; optimistic laws carry none)
+    return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel,
+                   law.shift, law.top_mass, max(0, math.ceil((law.top - out.top) / out.h - 1e-9)))
 
 
 # ============================ composition ========================================================
@@ -304,10 +333,13 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 
     kept = m[lo:hi].copy()
     below = float(m[:lo].sum())
     above = float(m[hi:].sum())
+    cut = law.cut + m.size - hi
     if law.pessimistic:
         kept[0] += below
-        return GridLaw(law.h, law.offset + lo, kept, law.inf + above, law.slack, True, law.rel)
-    return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False, law.rel)
+        return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, True, law.rel, law.shift,
+                       law.top_mass + above, cut)
+    return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False, law.rel, law.shift,
+                   0.0, cut)
 
 
 def _bulk(m: FloatArray) -> tuple[int, int]:
@@ -408,6 +440,8 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     tot_a, tot_b = a.total, b.total
     inf = a.inf * tot_b + (tot_a - a.inf) * b.inf
+    # a top atom plus anything finite lies at or below the sum of the tops: put it there
+    top_mass = a.top_mass * (tot_b - b.inf) + (tot_a - a.inf - a.top_mass) * b.top_mass
     # held inputs: |a~ - a| <= r_a a + e_a with |e_a|_1 <= s_a, and the exact laws have mass <= 1,
     # so |a~ * b~ - a * b| <= (r_a + r_b + r_a r_b) a * b + e with
     # |e|_1 <= s_a (1 + r_b) + s_b (1 + r_a) + s_a s_b; the product itself adds (rel_c, slack_fft).
@@ -415,7 +449,8 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
     s_in = a.slack * (1 + b.rel) + b.slack * (1 + a.rel) + a.slack * b.slack
     rel = r_in * (1 + rel_c) + rel_c
     slack = s_in * (1 + rel_c) + slack_fft
-    return truncate(GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic, rel),
+    return truncate(GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic, rel,
+                            a.shift + b.shift, top_mass, a.cut + b.cut),
                     tail=tail, floor=8.0 * floor)
 
 

@@ -24,7 +24,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from ._numeric import FloatArray, as_float_array, check_real, lower_convex_hull, smallest_epsilon
+from ._numeric import (
+    FloatArray,
+    as_float_array,
+    check_count,
+    check_real,
+    lower_convex_hull,
+    smallest_epsilon,
+)
 from ._pldgrid import (
     EPS_MACH,
     SOURCE_TAIL,
@@ -277,11 +284,15 @@ class _FiniteDirection(LossDirection):
     extra_pess_inf: float = 0.0
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
+        # the grid is shifted so that the largest loss is a node: delta is then exact at and
+        # above it (delta = 0 where the truth is), and k-fold compositions keep their top on a node
         if pessimistic:
             return from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
-                              pessimistic=True, slack=8 * EPS_MACH)
+                              pessimistic=True, slack=8 * EPS_MACH,
+                              shift=_top_shift(self.losses, self.q, h))
         return from_atoms(h, self.opt_losses, self.opt_q, inf=self.opt_inf, q_above=0.0,
-                          pessimistic=False, slack=8 * EPS_MACH)
+                          pessimistic=False, slack=8 * EPS_MACH,
+                          shift=_top_shift(self.opt_losses, self.opt_q, h))
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         both = np.concatenate([self.losses[self.q > 0], self.opt_losses[self.opt_q > 0], [0.0]])
@@ -296,6 +307,14 @@ class _FiniteDirection(LossDirection):
         """(losses, Q-masses, Q-mass at +inf) for the pessimistic and optimistic atom sets."""
         return ((self.losses, self.q, self.inf + self.extra_pess_inf),
                 (self.opt_losses, self.opt_q, self.opt_inf))
+
+
+def _top_shift(losses: FloatArray, q: FloatArray, h: float) -> float:
+    """Shift in (-h/2, h/2] of the grid {shift + j h} that puts the largest loss on a node."""
+    if not (q > 0).any():
+        return 0.0
+    top = float(losses[q > 0].max())
+    return top - h * round(top / h)
 
 
 def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0) -> _FiniteDirection:
@@ -355,8 +374,7 @@ class PLD(Guarantee):
         for src, k in self.factors:
             if not isinstance(src, PairSource):
                 raise TypeError(f"factors must hold PairSource objects, got {type(src).__name__}")
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-                raise ValueError(f"composition counts must be integers >= 1, got {k!r}")
+            check_count("composition count", k)
         check_real("tol", self.tol, low=1e-9, high=1.0)
 
     # ----- constructors ----------------------------------------------------------------------
@@ -484,9 +502,9 @@ class PLD(Guarantee):
 
     def self_compose(self, k: int) -> PLD:
         """k-fold composition of this PLD with itself."""
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be an integer >= 1, got {k!r}")
-        return PLD(tuple((s, c * int(k)) for s, c in self.factors), self.tol)
+        k = check_count("k", k)
+        return PLD(tuple((s, check_count("composition count", c * k)) for s, c in self.factors),
+                   self.tol)
 
     @property
     def steps(self) -> int:
@@ -623,8 +641,8 @@ def _lower_end(opt: GridLaw, delta: float, upper: float) -> float:
 
 def _law_curve(law: GridLaw) -> PiecewiseLinearTradeoff:
     nz = law.masses > 0
-    losses = law.losses[nz]
-    q = law.masses[nz]
+    losses = np.concatenate([law.losses[nz], [law.top]])
+    q = np.concatenate([law.masses[nz], [law.top_mass]])
     order = np.argsort(-losses, kind="stable")
     losses, q = losses[order], q[order]
     p = q * np.exp(-losses)
@@ -662,10 +680,7 @@ def _atom_quantum(atoms: list[float]) -> float | None:
 
 
 def _check_int_sensitivity(sensitivity: int) -> int:
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) \
-            or sensitivity < 1:
-        raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
-    return int(sensitivity)
+    return check_count("sensitivity", sensitivity, high=10**6)
 
 
 def _pmf_direction(p: FloatArray, q: FloatArray) -> _FiniteDirection:

@@ -125,4 +125,6 @@ def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float
     """One step of DP-SGD: a Gaussian of noise multiplier sigma, Poisson-subsampled with rate q."""
     s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=math.inf,
                    high_open=True)
-    return subsample(GDP(sensitivity / s), rate, "poisson")
+    d = check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
+                   high_open=True)
+    return subsample(GDP(d / s), rate, "poisson")

@@ -6,9 +6,10 @@ import math
 import tracemalloc
 
 import mpmath
+import numpy as np
 import pytest
 
-from accountant import GDP, PureDP, compose, dpsgd_epsilon
+from accountant import GDP, PLD, PureDP, compose, dpsgd_epsilon
 
 
 def _gdp_delta(mu: float, eps: float) -> float:
@@ -61,3 +62,52 @@ def test_dpsgd_tiny_noise_is_sound_within_memory(steps: int) -> None:
     assert acc.epsilon_upper >= reference
     if steps == 1:
         assert acc.epsilon_upper <= reference + 1.0
+
+
+def test_pmf_atoms_on_the_grid_give_exact_zero() -> None:
+    # issue 8: RR against a uniform law had delta(1) = 7.3e-4 where the exact value is 0; the grid
+    # is now shifted so that the top loss is a node
+    from fractions import Fraction
+
+    k, e = 4, 1.0
+    z = math.exp(e) + k - 1
+    p = np.array([math.exp(e) / z] + [1 / z] * (k - 1))
+    q = np.full(k, 1 / k)
+    g = PLD.from_pmfs(p, q)
+    top = max(float(np.log(q / p).max()), float(np.log(p / q).max()))
+    assert g.delta(1.0) == 0.0  # both directions' losses are below 1
+    assert top <= g.epsilon(0.0) <= top + 1e-9
+    # delta at 0.5 by exact enumeration over the support (both orders)
+    exact = max(sum(max(Fraction(a) - Fraction(math.exp(0.5)) * Fraction(b), Fraction(0))
+                    for a, b in zip(x, y, strict=True)) for x, y in ((q, p), (p, q)))
+    lo, up = g.delta_bracket(0.5)
+    assert lo <= float(exact) <= up and up - float(exact) < 1e-12
+
+
+@pytest.mark.parametrize("eps,k,count", [(1.0, 10, 5), (0.3, 2, 40), (math.log(81.0), 10, 1)])
+def test_pure_compositions_reach_delta_zero(eps: float, k: int, count: int) -> None:
+    # issue 8: the round-off slack kept delta above 0, so epsilon(0) was +inf; the exact value of
+    # count-fold eps-RR is count * eps
+    g = PLD.randomized_response(eps, k).self_compose(count)
+    assert count * eps <= g.epsilon(0.0) <= count * eps * (1 + 1e-9)
+    assert g.delta(count * eps) == 0.0
+
+
+def test_laplace_composition_finite_far_tail() -> None:
+    # issue 8: epsilon(1e-10) of 100-fold Laplace(1) was +inf (round-off floor above 1e-10)
+    assert 81.0 < PLD.laplace(1.0).self_compose(100).epsilon(1e-10) <= 100.0
+
+
+def test_pld_bad_input() -> None:
+    from accountant import subsampled_gaussian
+
+    g = PLD.gaussian(1.0)
+    lo, up = g.delta_bracket(-math.inf)  # was OverflowError
+    assert up == 1.0 and lo > 1.0 - 1e-12
+    with pytest.raises(ValueError, match="k must be an integer in"):
+        g.self_compose(10**400)
+    with pytest.raises(TypeError, match="sensitivity"):
+        subsampled_gaussian(1.0, 0.1, sensitivity=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="sensitivity"):
+        PLD.discrete_laplace(1.0, sensitivity=10**400)
+    assert PLD.randomized_response(5e-324).epsilon(1e-5) == 0.0  # was ZeroDivisionError
