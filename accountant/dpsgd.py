@@ -16,6 +16,7 @@ import numpy as np
 from scipy import special
 
 from ._numeric import check_real
+from ._pldgrid import EPS_MACH
 from .guarantees import GDP, RDP
 from .pld import DEFAULT_TOL, PLD
 from .subsampling import subsampled_gaussian
@@ -63,19 +64,28 @@ def subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: float, steps
                             orders: Sequence[int] = RDP_ORDERS) -> RDP:
     """RDP of T Poisson-subsampled Gaussian steps at integer orders a (Mironov, Talwar & Zhang
     2019, Thm 5 / Abadi et al. 2016): eps(a) = T/(a-1) log sum_k C(a,k) (1-q)^{a-k} q^k
-    e^{(k^2-k)/(2 sigma^2)}, summed in log space."""
+    e^{(k^2-k)/(2 sigma^2)}, summed in log space and rounded up by a bound on its float error."""
     q, s, t = _check(sampling_rate, noise_multiplier, steps)
     eps = []
+    log_1mq = math.log1p(-q) if q < 1.0 else -math.inf
     for a in orders:
-        if not isinstance(a, (int, np.integer)) or a < 2:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a < 2:
             raise ValueError(f"orders must be integers >= 2, got {a!r}")
         k = np.arange(a + 1, dtype=np.float64)
         log_c = special.gammaln(a + 1.0) - special.gammaln(k + 1.0) - special.gammaln(a - k + 1.0)
-        log_1mq = math.log1p(-q) if q < 1.0 else -math.inf
         with np.errstate(invalid="ignore"):
             terms = log_c + (a - k) * log_1mq + k * math.log(q) + (k * k - k) / (2 * s * s)
         terms = np.where(np.isnan(terms), -np.inf, terms)
-        eps.append(t * max(0.0, float(special.logsumexp(terms))) / (a - 1))
+        lse = float(special.logsumexp(terms))
+        # float error, bounded and added: each term errs by a few ulp of the magnitudes it is
+        # made of, weighted by its share w_k of the sum; summing a + 1 shares and the final log
+        # add (a + 8) ulp (Higham 2002, Sec. 3.1)
+        with np.errstate(invalid="ignore"):
+            parts = (np.abs(log_c) + np.abs((a - k) * log_1mq) + np.abs(k * math.log(q))
+                     + (k * k - k) / (2 * s * s))
+        w = np.exp(terms - lse)
+        err = 16.0 * EPS_MACH * (float(np.sum(np.where(w > 0, w * parts, 0.0))) + a + 8)
+        eps.append(math.nextafter(t * max(0.0, lse + err) / (a - 1), math.inf))
     return RDP(orders=tuple(float(a) for a in orders), epsilons=tuple(eps))
 
 
