@@ -74,9 +74,11 @@ def compare(guarantee: Guarantee, claim: Guarantee) -> tuple[bool, str, float, f
     if isinstance(claim, GDP) and isinstance(guarantee, GDP):
         return guarantee.mu <= claim.mu, "GDP parameter", claim.mu - guarantee.mu, None
     lower = guarantee.tradeoff.lower_envelope()
-    grid = default_alpha_grid()
-    pts = np.unique(np.concatenate([grid, lower.alphas]))
-    claim_chords = np.interp(pts, grid, np.asarray(claim.tradeoff(grid), dtype=np.float64))
+    # chords through points on the claim's curve lie above it (convexity); through the knots of its
+    # envelope too, so a piecewise-linear claim is compared exactly (itself included)
+    knots = np.unique(np.concatenate([default_alpha_grid(), claim.tradeoff.lower_envelope().alphas]))
+    pts = np.unique(np.concatenate([knots, lower.alphas]))
+    claim_chords = np.interp(pts, knots, np.asarray(claim.tradeoff(knots), dtype=np.float64))
     gap = np.asarray(lower(pts), dtype=np.float64) - claim_chords
     j = int(np.argmin(gap))
     ok = bool(gap[j] >= -CURVE_TOL)

@@ -1,26 +1,32 @@
 """Reference and deliberately buggy mechanisms shared by the tests, the benchmark and the CLI.
 
 They follow the dpcert mechanism protocol (``sensitivity``, ``guarantee()``,
-``sample(data, rng, size)`` stacking outputs on axis 0, optional ``privacy_loss``). Continuous
-reference mechanisms snap their outputs to a grid of spacing 2^-20 (data on the grid), so the output
-is a shift of an x-independent distribution on a common lattice: floating-point rounding cannot
-create outputs reachable from one input only (Mironov 2012). The buggy sparse-vector variants are
-those analysed by Lyu, Su & Li (2017, "Understanding the sparse vector technique").
+``sample(data, rng, size)`` stacking outputs on axis 0, optional ``privacy_loss``) and the catalogue's
+rules: the reference Laplace, Gaussian and randomized-response mechanisms ARE the catalogue's
+(``mechanisms.Laplace``/``Gaussian`` with the lattice sampler, ``mechanisms.RandomizedResponse``),
+with their declared guarantees; integer noise is drawn by the exact samplers of
+``mechanisms.samplers`` (never numpy's floating-point geometric), so outputs are shifts of an
+x-independent law on a common lattice and floating-point rounding cannot create outputs reachable
+from one input only (Mironov 2012). The buggy sparse-vector variants are those analysed by Lyu, Su &
+Li (2017, "Understanding the sparse vector technique").
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from accountant import FDP, GDP, Guarantee, PureDP
-from accountant.tradeoff import LaplaceTradeoff
-from mechanisms.samplers import from_lattice, to_lattice
+from accountant import GDP, Guarantee, PureDP, check_real
+from mechanisms import CustomQuery, Domain, Gaussian, Laplace
+from mechanisms import RandomizedResponse as CatalogueRR
+from mechanisms.samplers import discrete_laplace_array, from_lattice, to_lattice
 
 GRID_EXPONENT = -20
 GRID = 2.0**GRID_EXPONENT
@@ -53,82 +59,96 @@ def on_lattice(index: NDArray[np.int64]) -> FloatArray:
 
 
 def two_sided_geometric(rng: np.random.Generator, scale: float, shape: tuple[int, ...]) -> NDArray[np.int64]:
-    """Discrete Laplace on Z with P(k) proportional to exp(-|k| / scale), as a difference of two
-    geometric variables (Inusah & Kozubowski 2006)."""
-    p = -math.expm1(-1.0 / scale)
-    return np.asarray(rng.geometric(p, shape) - rng.geometric(p, shape), dtype=np.int64)
+    """Discrete Laplace on Z, P(k) proportional to exp(-|k| / b), drawn exactly (CKS 2020, Alg. 2)
+    with b = ``scale`` rounded up to 2^-20 Z (more noise, never less)."""
+    b = check_real("scale", scale, low=0.0, high=math.inf, low_open=True, high_open=True)
+    return discrete_laplace_array(rng, Fraction(math.ceil(Fraction(b) * 2**20), 2**20), shape)
+
+
+#: Scalar inputs of the catalogue-backed examples lie in [-SCALAR_BOUND, SCALAR_BOUND].
+SCALAR_BOUND = 2.0**30
+
+
+def _identity(x: FloatArray) -> FloatArray:
+    return x
+
+
+def _scalar_query(norm: str, sens: float) -> CustomQuery:
+    """The identity on one scalar record, declaring sensitivity ``sens`` in ``norm``."""
+    l1, l2 = (sens, None) if norm == "l1" else (None, sens)
+    return CustomQuery(Domain(-SCALAR_BOUND, SCALAR_BOUND), _identity, 1, l1=l1, l2=l2)
+
+
+class _Catalogue:
+    """An example backed by a catalogue mechanism (``self.mechanism``) on one scalar input."""
+
+    @cached_property
+    def mechanism(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def sensitivity(self) -> Any:
+        return self.mechanism.sensitivity
+
+    def guarantee(self) -> Guarantee:
+        g: Guarantee = self.mechanism.guarantee()
+        return g
+
+    def standard_guarantee(self) -> Guarantee:
+        g: Guarantee = self.mechanism.standard_guarantee()
+        return g
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        return self.mechanism.sample(np.atleast_1d(np.asarray(data, dtype=np.float64)), rng, size)
+
+    def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
+        """log p_data(y) - log p_data2(y) of the law sampled (the catalogue's lattice pmf ratio)."""
+        loss: FloatArray = self.mechanism.privacy_loss(y, np.atleast_1d(data), np.atleast_1d(data2))
+        return loss
 
 
 # ------------------------------------------------------------------------ reference mechanisms
 
 
 @dataclass(frozen=True)
-class LaplaceMechanism:
-    """Laplace mechanism on a vector of query answers with L1 sensitivity ``sens``, noise
-    Lap(sens/eps) sampled exactly on the lattice GRID * Z (Dwork & Roth Thm 3.6; seed 004)."""
+class ScalarLaplace(_Catalogue):
+    """Laplace mechanism on one query with sensitivity ``sens`` (Dwork & Roth Thm 3.6; seed 004):
+    the catalogue's ``Laplace.calibrated(query, PureDP(eps))`` with the lattice sampler. Its guarantee
+    is the exact curve of the lattice pair, ``FDP(discrete_laplace_tradeoff(K1, t))``, which implies
+    PureDP(eps) (the continuous ``LaplaceTradeoff(eps)`` is NOT implied by a lattice curve)."""
 
     eps: float
     sens: float = 1.0
 
-    @property
-    def sensitivity(self) -> Any:
-        return sympy.nsimplify(self.sens)
-
-    def guarantee(self) -> Guarantee:
-        return PureDP(self.eps)
-
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
-        x = _data(data)
-        z = two_sided_geometric(rng, self.sens / self.eps / GRID, (_size(size), x.size))
-        return _shape_out(on_lattice(to_lattice(x, GRID_EXPONENT) + z), size, data)
-
-    def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
-        """log p_data(y) - log p_data2(y) of the continuous Laplace density (the lattice version
-        differs by O(GRID))."""
-        yy = np.asarray(y, dtype=np.float64).reshape(-1, _data(data).size)
-        b = self.sens / self.eps
-        return np.asarray((np.abs(yy - _data(data2)).sum(1) - np.abs(yy - _data(data)).sum(1)) / b)
+    @cached_property
+    def mechanism(self) -> Laplace:
+        return Laplace.calibrated(_scalar_query("l1", self.sens), PureDP(self.eps))
 
 
 @dataclass(frozen=True)
-class ScalarLaplace(LaplaceMechanism):
-    """The Laplace mechanism on one query; its exact curve is the Laplace trade-off (DRS Sec. 2.3)."""
-
-    def guarantee(self) -> Guarantee:
-        return FDP(LaplaceTradeoff(self.eps))
-
-
-@dataclass(frozen=True)
-class GaussianMechanism:
-    """Gaussian mechanism with noise N(0, (sens/mu)^2): exactly mu-GDP (DRS Thm 2.7), snapped to the
-    lattice (a post-processing of the continuous output, as the data lie on it)."""
+class GaussianMechanism(_Catalogue):
+    """Gaussian mechanism for sensitivity ``sens`` calibrated to mu-GDP (DRS Thm 2.7): the catalogue's
+    ``Gaussian.calibrated(query, GDP(mu))`` with the lattice sampler (exact discrete Gaussian noise);
+    guarantee the exact lattice curve, standard guarantee a GDP(mu') with mu' <= mu."""
 
     mu: float
     sens: float = 1.0
 
-    @property
-    def sensitivity(self) -> Any:
-        return sympy.nsimplify(self.sens)
-
-    def guarantee(self) -> Guarantee:
-        return GDP(self.mu)
-
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
-        x = _data(data)
-        z = np.rint(rng.normal(0.0, self.sens / self.mu, (_size(size), x.size)) / GRID).astype(np.int64)
-        return _shape_out(on_lattice(to_lattice(x, GRID_EXPONENT) + z), size, data)
-
-    def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
-        yy = np.asarray(y, dtype=np.float64).reshape(-1, _data(data).size)
-        s2 = (self.sens / self.mu) ** 2
-        return np.asarray((((yy - _data(data2)) ** 2).sum(1) - ((yy - _data(data)) ** 2).sum(1)) / (2 * s2))
+    @cached_property
+    def mechanism(self) -> Gaussian:
+        return Gaussian.calibrated(_scalar_query("l2", self.sens), GDP(self.mu))
 
 
 @dataclass(frozen=True)
 class RandomizedResponse:
-    """Binary randomized response: report the bit w.p. e^eps/(1 + e^eps) (Warner 1965); eps-DP."""
+    """Binary randomized response: report the bit w.p. e^eps/(1 + e^eps) (Warner 1965); eps-DP.
+    The catalogue's exact sampler ``mechanisms.RandomizedResponse(2, eps)`` on one bit."""
 
     eps: float
+
+    @cached_property
+    def mechanism(self) -> CatalogueRR:
+        return CatalogueRR(2, self.eps)
 
     @property
     def sensitivity(self) -> Any:
@@ -138,14 +158,10 @@ class RandomizedResponse:
         return PureDP(self.eps)
 
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
-        keep = rng.random(_size(size)) < 1.0 / (1.0 + math.exp(-self.eps))
-        bit = int(data)
-        return _shape_out(np.where(keep, bit, 1 - bit).astype(np.int64), size)
+        return self.mechanism.sample(np.int64(data), rng, size)
 
     def privacy_loss(self, y: Any, data: Any, data2: Any) -> FloatArray:
-        yy = np.asarray(y).ravel()
-        sgn = (yy == int(data)).astype(np.float64) - (yy == int(data2)).astype(np.float64)
-        return np.asarray(self.eps * sgn, dtype=np.float64)
+        return self.mechanism.privacy_loss(np.asarray(y).ravel(), np.int64(data), np.int64(data2))
 
 
 @dataclass(frozen=True)
