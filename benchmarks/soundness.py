@@ -1,0 +1,714 @@
+"""Soundness campaign (issue 8): random workloads against independent references.
+
+Every workload is a Python expression over ``accountant``'s public names (it is also the
+reproducer: the guarantee under test is built by evaluating it) and a reference from
+``benchmarks/references.py`` (mpmath at 50 digits: closed forms, exact enumeration, or quadrature;
+never the code under test). For each workload we query
+
+- ``g.delta(eps)`` at a few eps (0 to 50): an UNDER-REPORT if below the true delta;
+- ``g.epsilon(delta)`` at a few delta (0, 1e-15 ... 0.5): an UNDER-REPORT if the true delta at the
+  returned eps exceeds the target (decided by evaluating the reference at our eps: exact, no
+  root finding); INF-WHERE-FINITE if ``inf`` while the truth is finite;
+- on PLDs, ``delta_bracket(eps)[0]`` and ``epsilon_bracket(delta)[0]``: a LOWER-BOUND VIOLATION if
+  above the truth.
+
+Tolerance: a comparison allows only the reference's own stated rounding error, ``rtol * value +
+1e-60`` (rtol = 1e-35..1e-40 for closed forms and enumerations at 50 digits, 1e-12 for
+quadratures), so a bound 1 ulp on the optimistic side of an exact value is an under-report.
+Excess columns: delta excess is relative, (ours - true) / true over checks with true > 0 (the
+column "max" is the loosest, "min" the most optimistic: negative = under-report); eps excess is
+absolute, ours - true, over finite pairs (true eps by exact inversion or bisection to 1e-14;
+omitted for quadrature references).
+
+    python benchmarks/soundness.py [--n 1.0] [--seed 0] [--family rr,gdp] [--quick] [--jobs 2]
+
+Exit status: 0 when no under-report, lower-bound violation or crash; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import numpy as np
+from mpmath import mpf
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from references import (  # noqa: E402
+    ONE,
+    ZERO,
+    ComposedRef,
+    GaussianBase,
+    GaussianRef,
+    LaplaceBase,
+    LaplaceRef,
+    MaxRef,
+    MonotoneStep,
+    PairRef,
+    Ref,
+    binomial_rr,
+    epsilon_exact,
+    subsample_pair,
+    subsample_steps,
+)
+
+import accountant  # noqa: E402
+
+#: namespace the reproducers are evaluated in
+NS: dict[str, Any] = {name: getattr(accountant, name) for name in accountant.__all__}
+NS["LaplaceTradeoff"] = accountant.LaplaceTradeoff
+
+DELTAS = (0.0, 1e-15, 1e-12, 1e-10, 1e-8, 1e-6, 1e-5, 1e-3, 0.01, 0.1, 0.5)
+#: seconds before a single workload counts as a crash (a hang is not an answer)
+TIMEOUT = 60
+
+
+@dataclass
+class Workload:
+    family: str
+    code: str                 # expression building the guarantee under test (the reproducer)
+    ref: Ref
+    eps: list[float]
+    deltas: list[float]
+    cheap: bool = True        # the reference is cheap enough to invert for the eps excess
+    exact: bool = True        # the reference is the truth (False: a concrete pipeline, a lower
+    #                           bound on the worst case; then lower bounds are not checked)
+
+
+@dataclass
+class Result:
+    family: str
+    workloads: int = 0
+    checks: int = 0
+    under: int = 0
+    lower: int = 0
+    inf_finite: int = 0
+    crashes: int = 0
+    d_max: float = -math.inf
+    d_min: float = math.inf
+    e_max: float = -math.inf
+    e_min: float = math.inf
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+    crash_list: list[str] = field(default_factory=list)
+    infs: list[str] = field(default_factory=list)
+
+    def merge(self, o: Result) -> None:
+        self.workloads += o.workloads
+        self.checks += o.checks
+        self.under += o.under
+        self.lower += o.lower
+        self.inf_finite += o.inf_finite
+        self.crashes += o.crashes
+        self.d_max = max(self.d_max, o.d_max)
+        self.d_min = min(self.d_min, o.d_min)
+        self.e_max = max(self.e_max, o.e_max)
+        self.e_min = min(self.e_min, o.e_min)
+        self.seconds += o.seconds
+        self.failures += o.failures
+        self.crash_list += o.crash_list
+        self.infs += o.infs
+
+    @property
+    def sound(self) -> bool:
+        return self.under == 0 and self.lower == 0 and self.crashes == 0
+
+
+# ------------------------------------------------------------------------------------------------
+# random parameters
+
+
+def loguniform(rng: np.random.Generator, lo: float, hi: float) -> float:
+    return float(10 ** rng.uniform(math.log10(lo), math.log10(hi)))
+
+
+def pick_eps(rng: np.random.Generator, scale: float, n: int = 3) -> list[float]:
+    """Query eps: 0, multiples of the workload's natural scale, and anything up to 50."""
+    out = [0.0] if rng.random() < 0.3 else []
+    while len(out) < n:
+        u = rng.random()
+        if u < 0.6:
+            e = scale * float(rng.uniform(0.0, 1.5))
+        elif u < 0.85:
+            e = loguniform(rng, 1e-3, 50.0)
+        else:
+            e = float(rng.uniform(0.0, 50.0))
+        out.append(min(e, 50.0))
+    return out
+
+
+def pick_deltas(rng: np.random.Generator, n: int = 3) -> list[float]:
+    idx = rng.choice(len(DELTAS), size=n, replace=False)
+    return [DELTAS[i] for i in sorted(idx)]
+
+
+def dyadic_pmf(rng: np.random.Generator, size: int, zero_prob: float = 0.2) -> list[float]:
+    """A pmf with dyadic masses that sum to exactly 1 in floating point."""
+    while True:
+        w = rng.dirichlet(np.ones(size) * 0.7)
+        w[rng.random(size) < zero_prob] = 0.0
+        if w.sum() > 0:
+            break
+    units = 2 ** 40
+    n = np.floor(w / w.sum() * units).astype(np.int64)
+    n[int(np.argmax(n))] += units - int(n.sum())
+    return [float(x) / units for x in n]
+
+
+def r(x: float) -> str:
+    return repr(float(x))
+
+
+# ------------------------------------------------------------------------------------------------
+# families
+
+
+def fam_gdp(rng: np.random.Generator, i: int) -> Workload:
+    mu = loguniform(rng, 1e-2, 50.0)
+    u = rng.random()
+    if u < 0.7:
+        code, total = f"GDP({r(mu)})", mu
+    elif u < 0.85:
+        mus = [loguniform(rng, 1e-2, 10.0) for _ in range(int(rng.integers(1, 5)))]
+        code = "compose([" + ", ".join(f"GDP({r(m)})" for m in mus) + "], method='pld')"
+        total = math.sqrt(math.fsum(m * m for m in mus))
+    else:
+        k = int(loguniform(rng, 1, 300))
+        sigma = math.sqrt(k) / loguniform(rng, 1e-2, 10.0)
+        code = f"PLD.gaussian({r(sigma)}).self_compose({k})"
+        # the truth is GDP(sqrt(k) / sigma), computed exactly from the given sigma
+        total = math.sqrt(k) / sigma
+        ref_mu = mpf(k).sqrt() / mpf(sigma)
+        return Workload("gdp", code, GaussianRef(ref_mu),  # type: ignore[arg-type]
+                        pick_eps(rng, total * (total + 3)), pick_deltas(rng))
+    if code.startswith("compose"):
+        ref_mu = sum(mpf(m) ** 2 for m in mus).sqrt()
+        return Workload("gdp", code, GaussianRef(ref_mu),  # type: ignore[arg-type]
+                        pick_eps(rng, total * (total + 3)), pick_deltas(rng))
+    return Workload("gdp", code, GaussianRef(mu), pick_eps(rng, total * (total + 3)),
+                    pick_deltas(rng))
+
+
+def rr_power(eps: float, k: int) -> PairRef:
+    """The k-fold binary randomized response, all k + 1 outcomes."""
+    return PairRef.randomized_response(eps, 2)._pruned().power(k)
+
+
+def approx_group(eps: float, delta: float, k: int) -> PairRef:
+    """k copies of (eps, delta)-DP: the binomial RR part scaled by (1-delta)^k, plus the atom."""
+    body = rr_power(eps, k) if eps > 0 else PairRef([ONE], [ONE])
+    keep = (1 - mpf(delta)) ** k
+    p = [x * keep for x in body.p] + [1 - keep, ZERO]
+    q = [x * keep for x in body.q] + [ZERO, 1 - keep]
+    return PairRef(p, q)._pruned()
+
+
+def fam_approxdp(rng: np.random.Generator, i: int) -> Workload:
+    u = rng.random()
+    method = ", method='pld'" if rng.random() < 0.2 else ""
+    if u < 0.25:  # one group, counts up to 1e6
+        t = int(loguniform(rng, 1, 1e6 if rng.random() < 0.3 else 2000))
+        eps = loguniform(rng, 1e-3, min(50.0, 30.0 / math.sqrt(t)))
+        if t > 2000:
+            method = ""
+        d = 0.0 if rng.random() < 0.6 else loguniform(rng, 1e-15, 1e-6 / t)
+        g = f"PureDP({r(eps)})" if d == 0.0 else f"ApproxDP({r(eps)}, {r(d)})"
+        code = f"compose([{g}] * {t}{method})"
+        ref = binomial_rr(eps, t)
+        if d > 0:
+            keep = (1 - mpf(d)) ** t
+            ref = PairRef([x * keep for x in ref.p] + [ZERO], [x * keep for x in ref.q] + [1 - keep])
+        return Workload("approxdp", code, ref, pick_eps(rng, eps * math.sqrt(t) * 3),
+                        pick_deltas(rng))
+    groups: list[tuple[float, float, int]] = []
+    support = 1
+    for _ in range(int(rng.integers(1, 3 if method else 5))):
+        k = int(rng.integers(1, 6 if method else 12))
+        if support * (k + 1) > 3000:
+            break
+        support *= k + 1
+        eps = loguniform(rng, 1e-2, 50.0) if rng.random() < 0.8 else float(rng.integers(0, 4)) / 2
+        d = 0.0 if rng.random() < 0.5 else loguniform(rng, 1e-12, 1e-2)
+        groups.append((eps, d, k))
+    items = []
+    ref = PairRef([ONE], [ONE])
+    for eps, d, k in groups:
+        g = f"PureDP({r(eps)})" if d == 0.0 else f"ApproxDP({r(eps)}, {r(d)})"
+        items.append(f"[{g}] * {k}")
+        ref = ref.product(approx_group(eps, d, k))
+    code = f"compose({' + '.join(items)}{method})"
+    scale = math.sqrt(sum(k * e * e for e, _, k in groups)) * 2
+    return Workload("approxdp", code, ref, pick_eps(rng, scale), pick_deltas(rng))
+
+
+def _pmf_pair(rng: np.random.Generator) -> tuple[list[float], list[float]]:
+    s = int(rng.integers(2, 6))
+    return dyadic_pmf(rng, s), dyadic_pmf(rng, s)
+
+
+def _pmf_code(p: list[float], q: list[float]) -> str:
+    return f"PLD.from_pmfs({[float(x) for x in p]!r}, {[float(x) for x in q]!r})"
+
+
+def _max_k(s: int, cap: int) -> int:
+    k = 1
+    while math.comb(k + 1 + s - 1, s - 1) <= cap and k < 200:
+        k += 1
+    return k
+
+
+def fam_pmf(rng: np.random.Generator, i: int) -> Workload:
+    p, q = _pmf_pair(rng)
+    kmax = min(60, _max_k(len(p), 2000))
+    k = int(rng.integers(1, kmax + 1))
+    base = PairRef.from_floats(p, q)
+    ref = base.power(k) if k > 1 else base._pruned()
+    code = _pmf_code(p, q) + (f".self_compose({k})" if k > 1 else "")
+    swapped = PairRef.from_floats(q, p)
+    ref2 = swapped.power(k) if k > 1 else swapped._pruned()
+    if rng.random() < 0.3 and ref.size < 60:  # a second, different pair composed with it
+        p2, q2 = _pmf_pair(rng)
+        k2 = int(rng.integers(1, _max_k(len(p2), max(2, 2000 // max(ref.size, 1))) + 1))
+        b2 = PairRef.from_floats(p2, q2)
+        code = (f"compose([{code}, {_pmf_code(p2, q2)}"
+                + (f".self_compose({k2})" if k2 > 1 else "") + "])")
+        ref = ref.product(b2.power(k2))
+        ref2 = ref2.product(PairRef.from_floats(q2, p2).power(k2))
+    return Workload("pmf", code, MaxRef([ref, ref2]), pick_eps(rng, 3.0 * math.sqrt(k)),
+                    pick_deltas(rng))
+
+
+def fam_rr(rng: np.random.Generator, i: int) -> Workload:
+    if rng.random() < 0.7:
+        # counts up to 1e6 (the code under test needs seconds there, so most counts are small)
+        t = int(loguniform(rng, 1, 1e6 if rng.random() < 0.08 else 2000))
+        eps = loguniform(rng, 1e-3, min(20.0, 30.0 / math.sqrt(t)))
+        ref: Ref = binomial_rr(eps, t)
+        k = 2
+    else:
+        k = int(rng.integers(3, 12))
+        t = int(rng.integers(1, 61))
+        eps = loguniform(rng, 1e-2, 20.0)
+        ref = PairRef.randomized_response(eps, k).power(t)
+    code = f"PLD.randomized_response({r(eps)}, {k})" + (f".self_compose({t})" if t > 1 else "")
+    return Workload("rr", code, ref, pick_eps(rng, eps * math.sqrt(t) * 3), pick_deltas(rng))
+
+
+def fam_laplace(rng: np.random.Generator, i: int) -> Workload:
+    k = int(rng.integers(1, 7))
+    scale = loguniform(rng, 0.05, 100.0)
+    eps0 = 1.0 / scale
+    code = f"PLD.laplace({r(scale)})" + (f".self_compose({k})" if k > 1 else "")
+    # the truth: eps0 = 1 / scale exactly (not its floating-point quotient)
+    return Workload("laplace", code, LaplaceRef(ONE / mpf(scale), k), pick_eps(rng, eps0 * k),
+                    pick_deltas(rng), cheap=k <= 3)
+
+
+def _finite_base(rng: np.random.Generator) -> tuple[str, PairRef]:
+    u = rng.random()
+    eps = loguniform(rng, 1e-2, 20.0)
+    if u < 0.5:
+        return f"PureDP({r(eps)})", PairRef.randomized_response(eps, 2)._pruned()
+    if u < 0.75:
+        k = int(rng.integers(3, 8))
+        return f"PLD.randomized_response({r(eps)}, {k})", PairRef.randomized_response(eps, k)
+    d = loguniform(rng, 1e-10, 1e-2)
+    return f"ApproxDP({r(eps)}, {r(d)})", PairRef.approx_dp(eps, d)
+
+
+def fam_poisson(rng: np.random.Generator, i: int) -> Workload:
+    rate = loguniform(rng, 1e-3, 1.0) if rng.random() < 0.9 else 1.0
+    u = rng.random()
+    if u < 0.35:  # Gaussian, one step (closed form) or two (quadrature)
+        mu = loguniform(rng, 0.05, 8.0)
+        rem, add = subsample_steps(GaussianBase(mu), rate)
+        code = f"subsample(GDP({r(mu)}), {r(rate)})"
+        if rng.random() < 0.92:
+            return Workload("poisson", code, MaxRef([rem, add]), pick_eps(rng, mu * 2),
+                            pick_deltas(rng, 2))
+        return Workload("poisson", f"compose([{code}] * 2)",
+                        MaxRef([ComposedRef(rem, step=rem), ComposedRef(add, step=add)]),
+                        pick_eps(rng, mu * 2, 2), pick_deltas(rng, 1), cheap=False)
+    if u < 0.45:  # Laplace, one step
+        eps0 = loguniform(rng, 0.05, 10.0)
+        rem, add = subsample_steps(LaplaceBase(eps0), rate)
+        code = (f"subsample(FDP(LaplaceTradeoff({r(eps0)})), {r(rate)})" if rng.random() < 0.5
+                else f"subsample(PLD.laplace({r(1.0 / eps0)}), {r(rate)})")
+        ref_eps0 = mpf(eps0) if "Tradeoff" in code else ONE / mpf(1.0 / eps0)
+        rem, add = subsample_steps(LaplaceBase(ref_eps0), rate)
+        return Workload("poisson", code, MaxRef([rem, add]), pick_eps(rng, eps0),
+                        pick_deltas(rng))
+    gcode, base = _finite_base(rng)
+    rem_p, add_p = subsample_pair(base, rate)
+    k = int(rng.integers(1, _max_k(base.size, 1500) + 1))
+    code = f"subsample({gcode}, {r(rate)})" + (f".self_compose({k})" if k > 1 else "")
+    return Workload("poisson", code, MaxRef([rem_p.power(k), add_p.power(k)]),
+                    pick_eps(rng, 3.0 * math.sqrt(k) * rate), pick_deltas(rng))
+
+
+ISSUE_EPS = 2.139791757171395
+ISSUE_RATE = 0.10505877641111733
+
+
+def fam_wor(rng: np.random.Generator, i: int) -> Workload:
+    """Sampling without replacement under replace-one: each step of a concrete pipeline realises
+    the remove or the add mixture (M(S) = RR(1[x in S]) or RR(1[x' in S])), independently drawn
+    samples per step; the pipeline's exact delta is a lower bound on the worst case."""
+    wr = "scheme='without_replacement'"
+    if i == 0:  # the issue's example, one remove and one add step
+        base = PairRef.randomized_response(ISSUE_EPS, 2)._pruned()
+        rem, add = subsample_pair(base, ISSUE_RATE)
+        code = (f"compose([subsample(PureDP({ISSUE_EPS!r}), {ISSUE_RATE!r}, {wr})] * 2)")
+        return Workload("wor", code, rem.product(add), [0.5, 0.0, 1.0], [0.02, 1e-6, 0.0],
+                        exact=False)
+    u = rng.random()
+    if u < 0.1:  # Gaussian: one step, or one remove step and one add step (quadrature)
+        mu = loguniform(rng, 0.05, 8.0)
+        rate = loguniform(rng, 1e-3, 1.0)
+        rem_s, add_s = subsample_steps(GaussianBase(mu), rate)
+        code = f"subsample(GDP({r(mu)}), {r(rate)}, {wr})"
+        if rng.random() < 0.6:
+            return Workload("wor", code, MaxRef([rem_s, add_s]), pick_eps(rng, mu * 2),
+                            pick_deltas(rng, 2))
+        # the two orders of a remove step and an add step give the same product pair
+        return Workload("wor", f"compose([{code}] * 2)", ComposedRef(add_s, step=rem_s),
+                        pick_eps(rng, mu * 2, 2), pick_deltas(rng, 1), cheap=False, exact=False)
+    if u < 0.2:  # Laplace, one step
+        eps0 = loguniform(rng, 0.05, 10.0)
+        rate = loguniform(rng, 1e-3, 1.0)
+        rem_s, add_s = subsample_steps(LaplaceBase(eps0), rate)
+        code = f"subsample(FDP(LaplaceTradeoff({r(eps0)})), {r(rate)}, {wr})"
+        return Workload("wor", code, MaxRef([rem_s, add_s]), pick_eps(rng, eps0),
+                        pick_deltas(rng))
+    # finite mechanisms: up to 3 distinct subsampled mechanisms, each used in both directions
+    items: list[str] = []
+    ref = PairRef([ONE], [ONE])
+    scale = 0.0
+    for _ in range(int(rng.integers(1, 4))):
+        gcode, base = _finite_base(rng)
+        rate = loguniform(rng, 1e-2, 1.0)
+        rem_p, add_p = subsample_pair(base, rate)
+        n_rem = int(rng.integers(0, 5))
+        n_add = int(rng.integers(0 if n_rem else 1, 5))
+        part = PairRef([ONE], [ONE])
+        if n_rem:
+            part = part.product(rem_p.power(n_rem))
+        if n_add:
+            part = part.product(add_p.power(n_add))
+        if ref.size * part.size > 4000:
+            break
+        ref = ref.product(part)
+        items.append(f"[subsample({gcode}, {r(rate)}, {wr})] * {n_rem + n_add}")
+        scale += (n_rem + n_add) * rate
+    if not items:
+        return fam_wor(rng, 0)
+    code = f"compose({' + '.join(items)})"
+    # one step: max over the two directions is the truth (Dong, Roth & Su 2022, Thm 4.2); more
+    # steps: a concrete pipeline, a lower bound on the worst case
+    single = len(items) == 1 and items[0].endswith("] * 1")
+    return Workload("wor", code, MaxRef([ref, ref.swapped()]), pick_eps(rng, 3.0 * scale),
+                    pick_deltas(rng), exact=single)
+
+
+def fam_mix(rng: np.random.Generator, i: int) -> Workload:
+    """GDP, pure/approximate DP and Laplace composed by method='pld'."""
+    items: list[str] = []
+    disc = PairRef([ONE], [ONE])
+    for _ in range(int(rng.integers(1, 3))):
+        eps = loguniform(rng, 1e-2, 10.0)
+        k = int(rng.integers(1, 4))
+        d = 0.0 if rng.random() < 0.7 else loguniform(rng, 1e-12, 1e-3)
+        g = f"PureDP({r(eps)})" if d == 0.0 else f"ApproxDP({r(eps)}, {r(d)})"
+        items.append(f"[{g}] * {k}")
+        disc = disc.product(approx_group(eps, d, k))
+    u = rng.random()
+    if u < 0.6:
+        mu = loguniform(rng, 0.05, 20.0)
+        items.insert(0, f"[GDP({r(mu)})]")
+        cont: GaussianRef | LaplaceRef = GaussianRef(mu)
+        scale = mu * (mu + 2)
+    elif u < 0.93:
+        k = int(rng.integers(1, 3))
+        scale_b = loguniform(rng, 0.2, 20.0)
+        items.insert(0, f"[PLD.laplace({r(scale_b)})] * {k}")
+        cont = LaplaceRef(ONE / mpf(scale_b), k)
+        scale = k / scale_b
+    else:  # GDP and one Laplace, no discrete part (quadrature)
+        mu = loguniform(rng, 0.05, 10.0)
+        eps0 = loguniform(rng, 0.05, 5.0)
+        code = f"compose([GDP({r(mu)}), PLD.laplace({r(1.0 / eps0)})], method='pld')"
+        lap = MonotoneStep(LaplaceBase(ONE / mpf(1.0 / eps0)), (ONE, ZERO), (ZERO, ONE))
+        return Workload("mix", code, ComposedRef(GaussianRef(mu), step=lap),
+                        pick_eps(rng, mu * (mu + 2) + eps0), pick_deltas(rng, 2), cheap=False)
+    code = f"compose({' + '.join(items)}, method='pld')"
+    return Workload("mix", code, ComposedRef(cont, disc=disc), pick_eps(rng, scale + 3),
+                    pick_deltas(rng), cheap=isinstance(cont, GaussianRef) and disc.size <= 64)
+
+
+FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] = {
+    # name: (generator, workloads at --n 1)
+    "gdp": (fam_gdp, 3300),
+    "approxdp": (fam_approxdp, 2200),
+    "pmf": (fam_pmf, 1000),
+    "rr": (fam_rr, 900),
+    "laplace": (fam_laplace, 500),
+    "poisson": (fam_poisson, 900),
+    "wor": (fam_wor, 900),
+    "mix": (fam_mix, 400),
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# checking one workload
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise _Timeout(f"no answer within {TIMEOUT} s")
+
+
+def rel(ours: float, true: Any) -> float:
+    x = (mpf(ours) - true) / true
+    return float(x) if abs(x) < 1e300 else math.copysign(math.inf, float(x))
+
+
+def check(w: Workload) -> Result:
+    """Run one workload's queries against its reference."""
+    res = Result(w.family, workloads=1)
+    t0 = time.perf_counter()
+    ref = w.ref
+    tol_abs = mpf(10) ** -60
+
+    def fail(kind: str, msg: str) -> None:
+        res.failures.append(f"[{kind}] {msg}")
+
+    stage = "build"
+    try:
+        g = eval(w.code, NS)
+        has_brackets = w.exact and hasattr(g, "delta_bracket")
+        for e in w.eps:
+            stage = f".delta({e!r})"
+            ours = g.delta(e)
+            true = ref.delta(mpf(e))
+            res.checks += 1
+            if math.isnan(ours):
+                raise ValueError(f"delta({e!r}) is nan")
+            if mpf(ours) < true - ref.rtol * true - tol_abs:
+                res.under += 1
+                fail("under", f"{w.code}.delta({e!r}) = {ours!r} < exact {float(true)!r}")
+            if true > 0:
+                x = rel(ours, true)
+                res.d_max, res.d_min = max(res.d_max, x), min(res.d_min, x)
+            if has_brackets:
+                stage = f".delta_bracket({e!r})"
+                low = g.delta_bracket(e)[0]
+                res.checks += 1
+                if mpf(low) > true + ref.rtol * true + tol_abs:
+                    res.lower += 1
+                    fail("lower", f"{w.code}.delta_bracket({e!r})[0] = {low!r} > exact "
+                                  f"{float(true)!r}")
+        for d in w.deltas:
+            stage = f".epsilon({d!r})"
+            ours = g.epsilon(d)
+            res.checks += 1
+            dm = mpf(d)
+            finite_truth = truth_finite(ref, dm)
+            if math.isnan(ours):
+                raise ValueError(f"epsilon({d!r}) is nan")
+            if ours == math.inf:
+                if finite_truth:
+                    res.inf_finite += 1
+                    if len(res.infs) < 3:
+                        res.infs.append(f"{w.code}.epsilon({d!r}) = inf")
+            else:
+                at = ref.delta(mpf(ours))
+                if at > dm + ref.rtol * max(at, dm) + tol_abs:
+                    res.under += 1
+                    true_e = epsilon_exact(ref, dm, ours) if w.cheap else None
+                    fail("under", f"{w.code}.epsilon({d!r}) = {ours!r}: exact delta there "
+                                  f"{float(at):.6g} > {d!r}"
+                                  + (f" (exact eps {float(true_e)!r})" if true_e is not None
+                                     else ""))
+                if w.cheap and finite_truth:
+                    true_e = epsilon_exact(ref, dm, ours)
+                    x = float(mpf(ours) - true_e)
+                    res.e_max, res.e_min = max(res.e_max, x), min(res.e_min, x)
+            if has_brackets:
+                stage = f".epsilon_bracket({d!r})"
+                low = g.epsilon_bracket(d)[0]
+                res.checks += 1
+                if 0 < low < math.inf:
+                    at = ref.delta(mpf(low))
+                    if at < dm - ref.rtol * dm - tol_abs:
+                        res.lower += 1
+                        fail("lower", f"{w.code}.epsilon_bracket({d!r})[0] = {low!r} is above "
+                                      f"the exact eps (exact delta there {float(at):.6g} < {d!r})")
+                elif low == math.inf and finite_truth:
+                    res.lower += 1
+                    fail("lower", f"{w.code}.epsilon_bracket({d!r})[0] = inf, exact eps finite")
+    except Exception as exc:
+        res.crashes += 1
+        tail = stage if stage != "build" else ""
+        res.crash_list.append(f"{w.code}{tail}  ->  {type(exc).__name__}: {str(exc)[:120]}")
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def truth_finite(ref: Ref, d: Any) -> bool:
+    """Whether some finite eps has delta(eps) <= d: above the mass at infinity, or at it when the
+    loss is bounded (delta reaches that mass at a finite eps, 1e6 here)."""
+    lim = ref.delta_inf()
+    return bool(d > lim or (d == lim and ref.delta(mpf(10) ** 6) <= d))
+
+
+def make_workload(family: str, seed: int, index: int) -> Workload:
+    gen = FAMILIES[family][0]
+    rng = np.random.default_rng([seed, list(FAMILIES).index(family), index])
+    return gen(rng, index)
+
+
+def run_task(task: tuple[str, int, int]) -> Result:
+    family, seed, index = task
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(TIMEOUT)
+    try:
+        w = make_workload(family, seed, index)
+        return check(w)
+    except _Timeout as exc:
+        res = Result(family, workloads=1, crashes=1)
+        res.crash_list.append(f"family {family} seed {seed} index {index} -> timeout: {exc}")
+        return res
+    except Exception as exc:  # a bug of the campaign itself must not hide as a pass
+        res = Result(family, workloads=1, crashes=1)
+        res.crash_list.append(f"family {family} seed {seed} index {index} -> reference error "
+                              f"{type(exc).__name__}: {exc} {traceback.format_exc(limit=2)}")
+        return res
+    finally:
+        if hasattr(signal, "SIGALRM"):
+            signal.alarm(0)
+
+
+def run(families: Iterable[str], n: float, seed: int, jobs: int = 1, progress: bool = False,
+        counts: dict[str, int] | None = None) -> dict[str, Result]:
+    """Run ``n`` x the default count of workloads of each family (or ``counts[family]``)."""
+    fams = list(families)
+
+    def count(f: str) -> int:
+        return counts[f] if counts and f in counts else max(1, round(FAMILIES[f][1] * n))
+
+    tasks = [(f, seed, i) for f in fams for i in range(count(f))]
+    out = {f: Result(f) for f in fams}
+    t_start = time.perf_counter()
+    if jobs <= 1:
+        results: Iterable[Result] = map(run_task, tasks)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        # interleave families so the progress line is representative
+        order = sorted(range(len(tasks)), key=lambda j: (tasks[j][2] % 50, j))
+        tasks = [tasks[j] for j in order]
+        results = pool.map(run_task, tasks, chunksize=4)
+    try:
+        for done, res in enumerate(results, 1):
+            out[res.family].merge(res)
+            if progress and (done % 200 == 0 or done == len(tasks)):
+                bad = sum(r.under + r.lower + r.crashes for r in out.values())
+                print(f"  {done}/{len(tasks)} workloads, {time.perf_counter() - t_start:.0f} s, "
+                      f"{bad} unsound/crashed so far", file=sys.stderr, flush=True)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return out
+
+
+def _fmt(x: float, empty: float) -> str:
+    """'-' when no check contributed (x is still its initial value ``empty``)."""
+    if x == empty or math.isnan(x):
+        return "-"
+    return f"{x:+.2e}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def table(results: dict[str, Result]) -> str:
+    head = (f"{'family':<9} {'workloads':>9} {'checks':>7} {'d rel exc max':>13} "
+            f"{'d rel exc min':>13} {'e abs exc max':>13} {'e abs exc min':>13} {'under':>6} "
+            f"{'lower>true':>10} {'inf/finite':>10} {'crashes':>7} {'seconds':>8}")
+    lines = [head, "-" * len(head)]
+    total = Result("total")
+    for f, res in results.items():
+        total.merge(res)
+        lines.append(_row(f, res))
+    lines.append("-" * len(head))
+    lines.append(_row("total", total))
+    return "\n".join(lines)
+
+
+def _row(name: str, res: Result) -> str:
+    inf = math.inf
+    return (f"{name:<9} {res.workloads:>9} {res.checks:>7} {_fmt(res.d_max, -inf):>13} "
+            f"{_fmt(res.d_min, inf):>13} {_fmt(res.e_max, -inf):>13} {_fmt(res.e_min, inf):>13} "
+            f"{res.under:>6} "
+            f"{res.lower:>10} {res.inf_finite:>10} {res.crashes:>7} {res.seconds:>8.1f}")
+
+
+def report(results: dict[str, Result], per_family: int = 5) -> str:
+    lines = []
+    for f, res in results.items():
+        if res.failures or res.crash_list or res.infs:
+            lines.append(f"\n{f}:")
+        for msg in res.failures[:per_family]:
+            lines.append(f"  {msg}")
+        if len(res.failures) > per_family:
+            lines.append(f"  ... {len(res.failures) - per_family} more unsound checks")
+        for msg in res.crash_list[:per_family]:
+            lines.append(f"  [crash] {msg}")
+        if len(res.crash_list) > per_family:
+            lines.append(f"  ... {len(res.crash_list) - per_family} more crashes")
+        for msg in res.infs[:2]:
+            lines.append(f"  [inf where finite] {msg}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=float, default=1.0, help="scale of the workload counts (1: ~10,000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--family", default="", help=f"comma-separated subset of {','.join(FAMILIES)}")
+    ap.add_argument("--quick", action="store_true", help="3%% of the workloads (~300)")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--show", type=int, default=5, help="failures listed per family")
+    args = ap.parse_args(argv)
+    fams = [f.strip() for f in args.family.split(",") if f.strip()] or list(FAMILIES)
+    unknown = [f for f in fams if f not in FAMILIES]
+    if unknown:
+        ap.error(f"unknown family {unknown}; choose from {', '.join(FAMILIES)}")
+    n = args.n * (0.03 if args.quick else 1.0)
+    t0 = time.perf_counter()
+    results = run(fams, n, args.seed, args.jobs, progress=True)
+    wall = time.perf_counter() - t0
+    print(table(results))
+    print(f"wall {wall:.1f} s with {args.jobs} process(es); seconds column = CPU time per family"
+          f" (build + queries + reference); seed {args.seed}, n {n:g}")
+    print(report(results, args.show))
+    return 0 if all(r.sound for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
