@@ -387,7 +387,9 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
             k = np.clip(j + shift, 0, a.size - 1)
             with np.errstate(over="ignore", invalid="ignore"):
                 term = np.where(a[k] == 0.0, 0.0, np.exp(eps) * a[k])
-            best = np.maximum(best, 1.0 - b[k] - term)
+            # rounded up: 1 - b errs by u (1 - b), the term by 2u term <= 2u (1 - b) where it
+            # matters, the difference by u (1 - b)
+            best = np.maximum(best, 1.0 - b[k] - term + 4.0 * _U * (1.0 - b[k]))
         return best
 
     def inverse(self) -> PiecewiseLinearTradeoff:
