@@ -193,11 +193,11 @@ def fam_gdp(rng: np.random.Generator, i: int) -> Workload:
         # the truth is GDP(sqrt(k) / sigma), computed exactly from the given sigma
         total = math.sqrt(k) / sigma
         ref_mu = mpf(k).sqrt() / mpf(sigma)
-        return Workload("gdp", code, GaussianRef(ref_mu),  # type: ignore[arg-type]
+        return Workload("gdp", code, GaussianRef(ref_mu),
                         pick_eps(rng, total * (total + 3)), pick_deltas(rng))
     if code.startswith("compose"):
         ref_mu = sum(mpf(m) ** 2 for m in mus).sqrt()
-        return Workload("gdp", code, GaussianRef(ref_mu),  # type: ignore[arg-type]
+        return Workload("gdp", code, GaussianRef(ref_mu),
                         pick_eps(rng, total * (total + 3)), pick_deltas(rng))
     return Workload("gdp", code, GaussianRef(mu), pick_eps(rng, total * (total + 3)),
                     pick_deltas(rng))
@@ -629,6 +629,9 @@ def run(families: Iterable[str], n: float, seed: int, jobs: int = 1, progress: b
     try:
         for done, res in enumerate(results, 1):
             out[res.family].merge(res)
+            if progress:
+                for msg in res.failures[:1] + [f"[crash] {c}" for c in res.crash_list[:1]]:
+                    print(f"  {res.family}: {msg[:300]}", file=sys.stderr, flush=True)
             if progress and (done % 200 == 0 or done == len(tasks)):
                 bad = sum(r.under + r.lower + r.crashes for r in out.values())
                 print(f"  {done}/{len(tasks)} workloads, {time.perf_counter() - t_start:.0f} s, "
