@@ -58,7 +58,18 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant import FDP, GDP, ZCDP, ApproxDP, FiniteLossTradeoff, Guarantee, LaplaceTradeoff, PureDP
+from accountant import (
+    FDP,
+    GDP,
+    ZCDP,
+    ApproxDP,
+    FiniteLossTradeoff,
+    Guarantee,
+    LaplaceTradeoff,
+    PureDP,
+    check_real,
+)
+from accountant._numeric import check_count
 
 from .base import Mechanism, OutputKind, OutputSpec
 from .calibration import gaussian_sigma, laplace_scale
@@ -547,17 +558,20 @@ class Gaussian(_Continuous):
 # ============================================================================ discrete
 
 
-@lru_cache(maxsize=64)
 def discrete_laplace_tradeoff(shift: int, scale: float) -> FiniteLossTradeoff:
     """Exact T(P, Q) for P = DLap(b), Q = shift + DLap(b), pmf proportional to exp(-|k|/b) on Z.
 
     With r = exp(-1/b) the loss log(q/p)(y) is shift/b for y >= shift (Q-mass 1/(1+r)), -shift/b for
     y <= 0 (Q-mass r^shift/(1+r)) and (2y - shift)/b in between (Q-mass (1-r) r^(shift-y)/(1+r)).
+    shift is at most ``LAPLACE_CURVE_MAX`` (one loss atom per lattice step).
     """
-    if isinstance(shift, bool) or not isinstance(shift, int) or shift < 0:
-        raise ValueError(f"shift must be a non-negative int, got {shift!r}")
-    if not scale > 0:
-        raise ValueError(f"scale must be > 0, got {scale!r}")
+    return _discrete_laplace_tradeoff(check_count("shift", shift, low=0, high=LAPLACE_CURVE_MAX),
+                                      check_real("scale", scale, low=0.0, high=math.inf, low_open=True,
+                                                 high_open=True))
+
+
+@lru_cache(maxsize=64)
+def _discrete_laplace_tradeoff(shift: int, scale: float) -> FiniteLossTradeoff:
     if shift == 0:
         return FiniteLossTradeoff.from_losses([0.0], [1.0])
     log_r = -1.0 / scale

@@ -24,10 +24,13 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import Guarantee, compose
+from accountant._numeric import check_count
 
 __all__ = ["Mechanism", "OutputSpec", "Pipeline", "check_rng", "check_size"]
 
 OutputKind = Literal["continuous", "discrete", "mixed"]
+#: Most outputs one ``sample`` call draws.
+MAX_SIZE = 2**40
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,9 @@ def check_rng(rng: object) -> np.random.Generator:
 def check_size(size: object) -> int:
     if size is None:
         return 1
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or int(size) < 1:
-        raise ValueError(f"size must be None or a positive int, got {size!r}")
-    return int(size)
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"size must be None or a positive int, got {type(size).__name__} {size!r}")
+    return check_count("size", int(size), low=1, high=MAX_SIZE)
 
 
 class Mechanism(ABC):

@@ -23,7 +23,7 @@ from typing import Any
 
 import sympy
 
-from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, check_real
 
 from .domain import as_expr, is_numeric, to_float_up
 
@@ -44,11 +44,17 @@ def _target_name(target: object) -> str:
     return type(target).__name__
 
 
-def _nonzero(sensitivity: Any) -> Any:
-    if is_numeric(sensitivity) and sensitivity == 0:
-        raise ValueError("the sensitivity is 0: the query does not depend on any one record (e.g. a count "
-                         "of all records under replace-one, where n is public); release it without noise")
-    return sensitivity
+def _sensitivity(name: str, value: Any) -> Any:
+    """A sensitivity as a sympy expression: symbolic, or a finite number > 0 (``ValueError`` for 0,
+    which needs no noise)."""
+    expr = as_expr(name, value)
+    if is_numeric(expr) and not bool(expr > 0):
+        if expr == 0:
+            raise ValueError(f"the sensitivity {name} is 0: the query does not depend on any one record "
+                             "(e.g. a count of all records under replace-one, where n is public); release "
+                             "it without noise")
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return expr
 
 
 def laplace_scale(l1: Any, target: Guarantee) -> Any:
@@ -60,7 +66,7 @@ def laplace_scale(l1: Any, target: Guarantee) -> Any:
     Rules live in ``laplace_scale_for`` (``functools.singledispatch`` on the target type), where a
     new guarantee type can be registered.
     """
-    return laplace_scale_for(target, _nonzero(as_expr("l1", l1)))
+    return laplace_scale_for(target, l1)
 
 
 @singledispatch
@@ -74,7 +80,7 @@ def laplace_scale_for(target: Guarantee, l1: Any) -> Any:
 def _(target: PureDP, l1: Any) -> Any:
     if target.eps == 0.0:
         raise ValueError("eps = 0 cannot be met by Laplace noise of finite scale")
-    return l1 / as_expr("eps", target.eps)
+    return _sensitivity("l1", l1) / as_expr("eps", target.eps)
 
 
 @laplace_scale_for.register
@@ -82,14 +88,14 @@ def _(target: ApproxDP, l1: Any) -> Any:
     if target.eps == 0.0 and target.delta_ == 0.0:
         raise ValueError("(0, 0)-DP cannot be met by Laplace noise of finite scale")
     eps0 = as_expr("eps", target.eps) - 2 * sympy.log(1 - as_expr("delta", target.delta_))
-    return l1 / eps0
+    return _sensitivity("l1", l1) / eps0
 
 
 @laplace_scale_for.register
 def _(target: ZCDP, l1: Any) -> Any:
     if target.rho == 0.0:
         raise ValueError("rho = 0 cannot be met by Laplace noise of finite scale")
-    return l1 / sympy.sqrt(2 * as_expr("rho", target.rho))
+    return _sensitivity("l1", l1) / sympy.sqrt(2 * as_expr("rho", target.rho))
 
 
 def gaussian_sigma(l2: Any, target: Guarantee, method: str = "analytic") -> Any:
@@ -102,7 +108,7 @@ def gaussian_sigma(l2: Any, target: Guarantee, method: str = "analytic") -> Any:
     """
     if method not in ("analytic", "classic"):
         raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
-    return gaussian_sigma_for(target, _nonzero(as_expr("l2", l2)), method)
+    return gaussian_sigma_for(target, l2, method)
 
 
 @singledispatch
@@ -116,18 +122,19 @@ def gaussian_sigma_for(target: Guarantee, l2: Any, method: str) -> Any:
 def _(target: GDP, l2: Any, method: str) -> Any:
     if isinstance(target, CLTGDP):
         raise ValueError("a CLT approximation is not a guarantee to calibrate to; use GDP(mu)")
-    return l2 / as_expr("mu", target.mu)
+    return _sensitivity("l2", l2) / as_expr("mu", target.mu)
 
 
 @gaussian_sigma_for.register
 def _(target: ZCDP, l2: Any, method: str) -> Any:
     if target.rho == 0.0:
         raise ValueError("rho = 0 cannot be met by Gaussian noise of finite variance")
-    return l2 / sympy.sqrt(2 * as_expr("rho", target.rho))
+    return _sensitivity("l2", l2) / sympy.sqrt(2 * as_expr("rho", target.rho))
 
 
 @gaussian_sigma_for.register
 def _(target: ApproxDP, l2: Any, method: str) -> Any:
+    l2 = _sensitivity("l2", l2)
     if method == "classic":
         return classic_gaussian_sigma(l2, target.eps, target.delta_)
     if not is_numeric(l2):
@@ -146,13 +153,13 @@ def classic_gaussian_sigma(l2: Any, eps: float, delta: float) -> Any:
 
     The theorem holds only for 0 < eps < 1; outside that range this raises ``ValueError``.
     """
+    eps = check_real("eps", eps)
     if not (0.0 < eps < 1.0):
         raise ValueError(f"the classic Gaussian calibration needs 0 < eps < 1 (Dwork & Roth Thm A.1), "
                          f"got eps = {eps!r}; use the analytic calibration")
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     return (sympy.sqrt(2 * sympy.log(sympy.Rational(5, 4) / as_expr("delta", delta)))
-            * as_expr("l2", l2) / as_expr("eps", eps))
+            * _sensitivity("l2", l2) / as_expr("eps", eps))
 
 
 def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
@@ -162,9 +169,7 @@ def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
     increasing; bisection on mu keeps the feasible end (delta_mu(eps) <= delta, evaluated with the
     accountant's GDP profile), and sigma = l2/mu is rounded up, so the result is never optimistic.
     """
-    l2 = float(l2)
-    if not (l2 >= 0.0 and math.isfinite(l2)):
-        raise ValueError(f"l2 must be a finite number >= 0, got {l2!r}")
+    l2 = check_real("l2", l2, low=0.0, high=math.inf, high_open=True)
     target = ApproxDP(eps, delta)
     if l2 == 0.0:
         return 0.0

@@ -24,6 +24,8 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
+from accountant._numeric import as_float_array
+
 __all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_float_up"]
 
 Adjacency = Literal["replace", "add_remove"]
@@ -216,7 +218,7 @@ class Domain:
         ``clip``) a value outside the box, naming the offending values.
         """
         lo, hi, d = self._numeric_bounds()
-        x = np.asarray(data, dtype=np.float64)
+        x = as_float_array("data", data)
         if d == 1:
             if x.ndim == 2 and x.shape[1] == 1:
                 x = x[:, 0]

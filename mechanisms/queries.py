@@ -22,6 +22,8 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
+from accountant._numeric import as_float_array
+
 from .domain import Domain, as_expr, is_numeric
 
 __all__ = [
@@ -356,7 +358,7 @@ class Histogram(Query):
         if (self.edges is None) == (self.membership is None):
             raise ValueError("give exactly one of edges (disjoint bins) or membership (a callable)")
         if self.edges is not None:
-            e = np.asarray(self.edges, dtype=np.float64)
+            e = as_float_array("edges", self.edges)
             if e.ndim != 1 or e.size < 2 or not (np.diff(e) > 0).all():
                 raise ValueError(f"edges must be at least 2 strictly increasing numbers, got {self.edges!r}")
             if self.domain.d != 1:
@@ -489,9 +491,12 @@ class LinearCombination(Query):
 
     def __post_init__(self) -> None:
         qs = tuple(self.queries)
+        if not isinstance(self.coefficients, (tuple, list, np.ndarray)):
+            raise TypeError(f"coefficients must be a sequence (one per query), got "
+                            f"{type(self.coefficients).__name__} {self.coefficients!r}")
         cs = tuple(as_expr(f"coefficients[{i}]", c) for i, c in enumerate(self.coefficients))
         if len(qs) != len(cs):
-            raise ValueError(f"need one coefficient per query, got {len(cs)} for {len(qs)} queries")
+            raise ValueError(f"coefficients: need one per query, got {len(cs)} for {len(qs)} queries")
         dims = {sympy.sympify(q.output_dim) for q in qs}
         if len(dims) > 1:
             raise ValueError(f"queries must have equal output dimension, got {sorted(map(str, dims))}")

@@ -15,11 +15,14 @@ through floating-point logarithms and are not used.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from math import isqrt
 
 import numpy as np
 from numpy.typing import NDArray
+
+from accountant._numeric import check_count
 
 __all__ = [
     "bernoulli_exp_neg",
@@ -36,6 +39,46 @@ __all__ = [
 ]
 
 _INT64_LIMIT = 2**63 - 1
+#: Largest discrete Laplace scale / discrete Gaussian variance of the array samplers (int64 draws).
+ARRAY_MAX_SCALE = 2**52
+ARRAY_MAX_SIGMA2 = 2**100
+#: Largest number of draws of one array call.
+ARRAY_MAX_SIZE = 2**40
+
+
+def as_rational(name: str, value: object) -> Fraction:
+    """``value`` (a Fraction, an int or a finite float, taken at its exact binary value) as a Fraction;
+    ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a rational number (int, finite float or fractions.Fraction), "
+                        f"got {type(value).__name__} {value!r}")
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return Fraction(int(value)) if isinstance(value, (int, np.integer)) else Fraction(float(value))
+
+
+def _positive(name: str, value: object, high: int | None = None) -> Fraction:
+    f = as_rational(name, value)
+    if f <= 0 or (high is not None and f > high):
+        shown = value if not isinstance(value, int) or abs(value) < 10**30 else \
+            f"a {len(str(value))}-digit int"
+        raise ValueError(f"{name} must be > 0{'' if high is None else f' and <= 2^{high.bit_length() - 1}'}, "
+                         f"got {shown}")
+    return f
+
+
+def check_shape(shape: object) -> tuple[int, ...]:
+    """A shape: a non-negative int or a tuple of them, at most ``ARRAY_MAX_SIZE`` elements in all."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)) \
+        else shape
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"shape must be a tuple of non-negative ints, got {type(shape).__name__} {shape!r}")
+    out = tuple(check_count("shape", d, low=0, high=ARRAY_MAX_SIZE) for d in dims)
+    if math.prod(out) > ARRAY_MAX_SIZE:
+        raise ValueError(f"shape {out} has more than 2^40 elements")
+    return out
 
 
 def uniform_below(rng: np.random.Generator, n: int) -> int:
@@ -59,6 +102,7 @@ def uniform_below(rng: np.random.Generator, n: int) -> int:
 
 def bernoulli_rational(rng: np.random.Generator, p: Fraction) -> bool:
     """Bernoulli(p) for rational p in [0, 1], exactly."""
+    p = as_rational("p", p)
     if not 0 <= p <= 1:
         raise ValueError(f"p must lie in [0, 1], got {p}")
     return uniform_below(rng, p.denominator) < p.numerator
@@ -71,7 +115,7 @@ def bernoulli_exp_neg(rng: np.random.Generator, gamma: Fraction) -> bool:
     return [K odd]; P(K > k) = gamma^k/k!, so P(K odd) = sum (-gamma)^j/j! = exp(-gamma).
     For gamma > 1: exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma))).
     """
-    gamma = Fraction(gamma)
+    gamma = as_rational("gamma", gamma)
     if gamma < 0:
         raise ValueError(f"gamma must be >= 0, got {gamma}")
     if gamma > 1:
@@ -95,9 +139,7 @@ def discrete_laplace(rng: np.random.Generator, scale: Fraction) -> int:
     Y = floor(X/s) then has P(Y = y) proportional to exp(-y s/t); a fair sign is attached, rejecting
     the negative zero.
     """
-    scale = Fraction(scale)
-    if scale <= 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
+    scale = _positive("scale", scale)
     t, s = scale.numerator, scale.denominator
     one = Fraction(1)
     while True:
@@ -120,9 +162,7 @@ def discrete_gaussian(rng: np.random.Generator, sigma2: Fraction) -> int:
     Proposals Y ~ discrete Laplace with scale t = floor(sigma) + 1 are accepted with probability
     exp(-(|Y| - sigma2/t)^2/(2 sigma2)), a rational exponent, so the acceptance is exact.
     """
-    sigma2 = Fraction(sigma2)
-    if sigma2 <= 0:
-        raise ValueError(f"sigma2 must be > 0, got {sigma2}")
+    sigma2 = _positive("sigma2", sigma2)
     t = isqrt(sigma2.numerator // sigma2.denominator) + 1  # floor(sqrt(sigma2)) + 1
     shift = sigma2 / t
     while True:
@@ -176,13 +216,24 @@ def _bexp_unit_vec(rng: np.random.Generator, num: NDArray[np.int64],
         active[done] = False
 
 
+def _int_array(name: str, value: object) -> NDArray[np.int64]:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1:
+        raise TypeError(f"{name} must be a 1-d array of int64 integers, got {arr.dtype} with shape "
+                        f"{arr.shape}")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > _INT64_LIMIT:
+        raise ValueError(f"{name} must fit int64")
+    return arr.astype(np.int64)
+
+
 def bernoulli_exp_neg_vec(rng: np.random.Generator, num: NDArray[np.int64],
                           den: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Bernoulli(exp(-num/den)) elementwise for int64 arrays num >= 0, 0 < den < 2^62 (exact)."""
-    num = np.asarray(num, dtype=np.int64)
-    den = np.asarray(den, dtype=np.int64)
-    if (num < 0).any() or (den <= 0).any():
-        raise ValueError("need num >= 0 and den > 0")
+    num, den = _int_array("num", num), _int_array("den", den)
+    if num.shape != den.shape:
+        raise ValueError(f"num and den must have the same shape, got {num.shape} and {den.shape}")
+    if (num < 0).any() or (den <= 0).any() or (den >= _VEC_LIMIT).any():
+        raise ValueError("need num >= 0 and 0 < den < 2^62")
     whole = num // den
     frac = num - whole * den
     ok = np.ones(num.size, dtype=bool)
@@ -261,11 +312,10 @@ def _discrete_gaussian_vec(rng: np.random.Generator, sigma2: Fraction, count: in
 def discrete_laplace_array(rng: np.random.Generator, scale: Fraction,
                            shape: tuple[int, ...]) -> NDArray[np.int64]:
     """An array of independent exact discrete Laplace draws (vectorised when scale = t/s has
-    t, s <= ``VEC_MAX_DENOMINATOR``, else the Python-integer loop)."""
-    scale = Fraction(scale)
-    if scale <= 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
-    count = int(np.prod(shape, dtype=np.int64))
+    t, s <= ``VEC_MAX_DENOMINATOR``, else the Python-integer loop); scale at most 2^52."""
+    scale = _positive("scale", scale, ARRAY_MAX_SCALE)
+    shape = check_shape(shape)
+    count = math.prod(shape)
     if scale.numerator <= VEC_MAX_DENOMINATOR and scale.denominator <= VEC_MAX_DENOMINATOR:
         return _discrete_laplace_vec(rng, scale.numerator, scale.denominator, count).reshape(shape)
     out = np.fromiter((discrete_laplace(rng, scale) for _ in range(count)), dtype=np.int64, count=count)
@@ -276,11 +326,10 @@ def discrete_gaussian_array(rng: np.random.Generator, sigma2: Fraction,
                             shape: tuple[int, ...]) -> NDArray[np.int64]:
     """An array of independent exact discrete Gaussian draws (vectorised when 2 p q t^2 <=
     ``VEC_MAX_GAUSSIAN_DENOMINATOR`` for sigma2 = p/q, t = floor(sigma) + 1, else the Python-integer
-    loop)."""
-    sigma2 = Fraction(sigma2)
-    if sigma2 <= 0:
-        raise ValueError(f"sigma2 must be > 0, got {sigma2}")
-    count = int(np.prod(shape, dtype=np.int64))
+    loop); sigma2 at most 2^100."""
+    sigma2 = _positive("sigma2", sigma2, ARRAY_MAX_SIGMA2)
+    shape = check_shape(shape)
+    count = math.prod(shape)
     t = isqrt(sigma2.numerator // sigma2.denominator) + 1
     if 2 * sigma2.numerator * sigma2.denominator * t * t <= VEC_MAX_GAUSSIAN_DENOMINATOR:
         return _discrete_gaussian_vec(rng, sigma2, count).reshape(shape)

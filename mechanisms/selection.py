@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from accountant import Guarantee, PureDP, check_real, compose
+from accountant._numeric import check_count
 
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up
@@ -354,10 +355,9 @@ class Peeling(Mechanism):
     def __post_init__(self) -> None:
         _check_query(self.utility, "utility")
         object.__setattr__(self, "eps", _check_eps(self.eps))
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ValueError(f"k must be a positive int, got {self.k!r}")
-        if not (isinstance(self.delta, (int, float)) and 0.0 < float(self.delta) < 1.0):
-            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        object.__setattr__(self, "k", check_count("k", self.k, low=1, high=2**62))
+        object.__setattr__(self, "delta", check_real("delta", self.delta, low=0.0, high=1.0, low_open=True,
+                                                     high_open=True))
         if self.k > _n_candidates(self.utility):
             raise ValueError(f"k = {self.k} exceeds the {_n_candidates(self.utility)} candidates")
 
@@ -409,7 +409,8 @@ class AboveThreshold(Mechanism):
     def __post_init__(self) -> None:
         _check_query(self.queries, "queries")
         object.__setattr__(self, "eps", _check_eps(self.eps))
-        if not math.isfinite(float(self.threshold)):
+        object.__setattr__(self, "threshold", check_real("threshold", self.threshold))
+        if not math.isfinite(self.threshold):
             raise ValueError(f"threshold must be finite, got {self.threshold!r}")
         if self.monotone is None:
             object.__setattr__(self, "monotone", self.queries.monotone)

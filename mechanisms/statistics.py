@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from accountant import Guarantee
+from accountant._numeric import as_float_array
 
 from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .base import Mechanism
@@ -51,11 +53,15 @@ def _clipped(domain: Domain) -> Domain:
     return replace(domain, clip=True)
 
 
+def _edges(edges: Sequence[float] | None) -> tuple[float, ...] | None:
+    return None if edges is None else tuple(np.atleast_1d(as_float_array("edges", edges)).tolist())
+
+
 def noisy_histogram(domain: Domain, target: Guarantee, edges: Sequence[float] | None = None, *,
                     membership: Callable[[Any], ArrayLike] | None = None, k: int | None = None,
                     max_bins_per_record: int = 1, noise: NoiseKind = "laplace") -> Mechanism:
     """Histogram counts plus calibrated noise (seed 004, "noisy histogram")."""
-    q = Histogram(_clipped(domain), None if edges is None else tuple(edges), membership, k,
+    q = Histogram(_clipped(domain), _edges(edges), membership, k,
                   max_bins_per_record)
     return calibrate(q, target, noise)
 

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant import GDP, ApproxDP, Guarantee, PureDP
+from accountant import GDP, ApproxDP, Guarantee, PureDP, check_real
+from accountant._numeric import check_count
 from accountant.tradeoff import TradeoffFunction
 
 from . import _stats
@@ -59,6 +60,8 @@ DISCRETE_MAX_SHARE = 0.02
 SELECTION_LEVEL_FACTOR = 0.01
 #: With ``progress=None`` a progress bar is shown on a terminal from this many draws per input.
 AUTO_PROGRESS_DRAWS = 10_000_000
+#: Most draws per input (and pairs) one audit takes.
+MAX_SAMPLES = 10**12
 
 
 @dataclass(frozen=True)
@@ -268,17 +271,12 @@ def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
     t0 = time.perf_counter()
     if not isinstance(claim, Guarantee):
         raise TypeError(f"claim must be an accountant guarantee, got {type(claim).__name__}")
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 4:
-        raise ValueError(f"samples must be an integer >= 4, got {samples!r}")
-    if not (isinstance(confidence, (int, float)) and 0.0 < confidence < 1.0):
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    if not 0.0 < selection_fraction < 1.0:
-        raise ValueError(f"selection_fraction must lie in (0, 1), got {selection_fraction!r}")
-    if max_pairs < 1:
-        raise ValueError(f"max_pairs must be >= 1, got {max_pairs!r}")
-    d_report = default_delta(claim) if delta is None else float(delta)
-    if not 0.0 <= d_report < 1.0:
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    samples = check_count("samples", samples, low=4, high=MAX_SAMPLES)
+    confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_real("selection_fraction", selection_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_count("max_pairs", max_pairs, low=1, high=MAX_SAMPLES)
+    d_report = default_delta(claim) if delta is None else check_real("delta", delta, low=0.0, high=1.0,
+                                                                     high_open=True)
     mode = sampling_mode(mechanism, vectorised)
     root = root_seed(seed)
     pairs = _as_pairs(neighbours, np.random.default_rng(

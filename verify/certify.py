@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from accountant import GDP, ApproxDP, Guarantee, PureDP
+from accountant import GDP, ApproxDP, Guarantee, PureDP, check_real
 from accountant.tradeoff import default_alpha_grid
 
 #: Slack allowed in beta when comparing curves numerically.
@@ -116,9 +116,8 @@ def certify(mechanism: Any, claim: Guarantee, *, delta: float | None = None) -> 
                     continue
                 if isinstance(extra, Guarantee):
                     candidates.append(extra)
-    d = _claim_delta(claim) if delta is None else float(delta)
-    if not 0.0 <= d < 1.0:
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    d = _claim_delta(claim) if delta is None else check_real("delta", delta, low=0.0, high=1.0,
+                                                             high_open=True)
     results = [(g, *compare(g, claim)) for g in candidates]
     for g, ok, method, margin, _ in results:
         if ok:

@@ -10,14 +10,29 @@ half and spends its error budget only on the most promising.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from accountant import check_real
+from accountant._numeric import check_count
+
 FloatArray = NDArray[np.float64]
 Adjacency = Literal["replace", "add_remove"]
+#: Largest dataset size (number of answers or records) of a generated pair.
+MAX_N = 10**7
+
+
+def _check_patterns(n: int, sensitivity: float, base: float) -> tuple[int, float, float]:
+    n = check_count("n", n, low=1, high=MAX_N)
+    s = check_real("sensitivity", sensitivity, low=0.0, high=math.inf, low_open=True, high_open=True)
+    b = check_real("base", base, low=-math.inf, high=math.inf, low_open=True, high_open=True)
+    if not math.isfinite(b + s):
+        raise ValueError(f"base + sensitivity must be finite, got base = {base!r}, sensitivity = {s!r}")
+    return n, s, b
 
 
 def statdp_patterns(n: int, sensitivity: float = 1.0,
@@ -26,11 +41,7 @@ def statdp_patterns(n: int, sensitivity: float = 1.0,
     rest above, half-half, all above, all below, x-shape. Answers of ``data`` sit at ``base +
     sensitivity`` (x-shape: alternate blocks), and each answer of ``data2`` differs by at most
     ``sensitivity``."""
-    if not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not sensitivity > 0:
-        raise ValueError(f"sensitivity must be positive, got {sensitivity!r}")
-    s = float(sensitivity)
+    n, s, base = _check_patterns(n, sensitivity, base)
     one = np.full(n, base + s)
     h = n // 2
     rest = np.arange(n) > 0
@@ -65,20 +76,19 @@ class PatternSearch:
     sensitivity: float = 1.0
     base: float = 0.0
 
+    def __post_init__(self) -> None:
+        _check_patterns(self.n, self.sensitivity, self.base)
+
     def pairs(self, rng: np.random.Generator) -> list[tuple[FloatArray, FloatArray]]:
         return statdp_patterns(self.n, self.sensitivity, self.base)
 
 
 def check_domain(domain: tuple[float, float, int]) -> tuple[float, float, int]:
-    try:
-        low, high, n = domain
-    except (TypeError, ValueError):
-        raise ValueError(f"domain must be (low, high, n), got {domain!r}") from None
-    if not (np.isfinite(low) and np.isfinite(high) and low < high):
-        raise ValueError(f"domain bounds must be finite with low < high, got {(low, high)!r}")
-    if not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"domain size n must be a positive integer, got {n!r}")
-    return float(low), float(high), int(n)
+    if not isinstance(domain, (tuple, list)) or len(domain) != 3:
+        raise TypeError(f"domain must be a tuple (low, high, n), got {domain!r}")
+    low = check_real("domain low", domain[0], low=-math.inf, high=math.inf, low_open=True, high_open=True)
+    high = check_real("domain high", domain[1], low=low, high=math.inf, low_open=True, high_open=True)
+    return low, high, check_count("domain size n", domain[2], low=1, high=MAX_N)
 
 
 def check_adjacency(adjacency: str) -> Adjacency:
@@ -100,8 +110,7 @@ class RandomSearch:
     def __post_init__(self) -> None:
         check_domain(self.domain)
         check_adjacency(self.adjacency)
-        if self.count < 1:
-            raise ValueError(f"count must be >= 1, got {self.count!r}")
+        check_count("count", self.count, low=1, high=MAX_N)
 
     def pairs(self, rng: np.random.Generator) -> list[tuple[FloatArray, FloatArray]]:
         low, high, n = check_domain(self.domain)

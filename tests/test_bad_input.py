@@ -1,0 +1,360 @@
+"""Issue 8: every public callable of accountant, mechanisms and verify refuses bad input clearly.
+
+A data-driven walker: for each name in the packages' ``__all__`` a table gives valid arguments;
+each numeric or sequence parameter (found with ``inspect.signature``) is replaced, one at a time,
+by values from a table of bad ones. A value that is never valid (NaN, a string, a bool, None where
+None is not the default, a non-integer where an int goes, a sequence holding NaN or a string) must
+raise ``ValueError``/``TypeError`` whose message names the parameter; a value that may be legal
+(+-inf, -1, 0, 1e308, 10**400, an empty sequence, ...) must be accepted or refused the same way.
+Never ``OverflowError``, ``ZeroDivisionError``, ``IndexError``, or a call that does not return
+within ``CALL_SECONDS``. A few methods everyone calls (``delta``, ``epsilon``, ``sample``) are
+walked too.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+import accountant
+import mechanisms
+import verify
+from accountant import (
+    FDP,
+    GDP,
+    PLD,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    FiniteLossTradeoff,
+    GaussianTradeoff,
+    PureDP,
+)
+from mechanisms import Count, CustomQuery, Domain, Laplace, Mean, RandomizedResponse, Sum
+from verify import examples
+
+#: Wall-clock limit of one call (a bad value must not make a call run away).
+CALL_SECONDS = 3.0
+
+#: Exported names that take no user input to validate: abstract bases, exception types, aliases and
+#: constants, and result records the library builds itself (reports, certificates, descriptors).
+NOT_WALKED = {
+    "accountant.Guarantee": "abstract base",
+    "accountant.TradeoffFunction": "abstract base",
+    "accountant.BudgetExceededError": "exception type",
+    "accountant.PairSource": "dominating-pair descriptor built by the accountant's constructors",
+    "accountant.DPSGDAccount": "result record returned by dpsgd_epsilon",
+    "mechanisms.Mechanism": "abstract base",
+    "mechanisms.Query": "abstract base",
+    "mechanisms.ADJACENCIES": "constant",
+    "mechanisms.Adjacency": "type alias",
+    "mechanisms.OutputSpec": "descriptor returned by Mechanism.output",
+    "mechanisms.Sensitivity": "record derived by every Query",
+    "verify.AuditReport": "result record returned by audit",
+    "verify.Certificate": "result record returned by certify",
+    "verify.TestPoint": "result record inside AuditReport",
+    "verify.MechanismError": "exception type",
+}
+
+#: Accountant refusals still missing when this walker landed (owned by the accountant's authors, see
+#: issue 8): (callable, parameter, repr(value)). Remove entries as they are fixed; the test fails
+#: if an entry is fixed but still listed, so this set can only shrink.
+KNOWN_ACCOUNTANT_GAPS: set[tuple[str, str, str]] = set()
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(0)
+
+
+def _scores() -> CustomQuery:
+    return CustomQuery(Domain(-1, 1), lambda x: np.array([0.0, 1.0, 2.0]) + x[0], 3, linf=1.0)
+
+
+def _dom() -> Domain:
+    return Domain(0, 1, n=10)
+
+
+def _rdp() -> RDP:
+    return RDP(orders=(2.0, 4.0), epsilons=(0.5, 1.0))
+
+
+Args = tuple[tuple[Any, ...], dict[str, Any]]
+
+#: Valid arguments per exported callable ("package.name").
+VALID: dict[str, Callable[[], Args]] = {
+    # accountant
+    "accountant.CLTGDP": lambda: ((1.0,), {"gamma": 0.5}),
+    "accountant.FDP": lambda: ((GaussianTradeoff(1.0),), {}),
+    "accountant.GDP": lambda: ((1.0,), {}),
+    "accountant.PLD": lambda: ((PLD.gaussian(1.0).factors,), {"tol": 3e-5}),
+    "accountant.RDP": lambda: ((), {"orders": (2.0, 4.0), "epsilons": (0.5, 1.0)}),
+    "accountant.ZCDP": lambda: ((0.5,), {}),
+    "accountant.ApproxDP": lambda: ((1.0, 1e-5), {}),
+    "accountant.CallableTradeoff": lambda: ((lambda a: np.maximum(1.0 - np.asarray(a), 0.0),), {}),
+    "accountant.FiniteLossTradeoff": lambda: _fields(FiniteLossTradeoff.randomized_response(1.0, 3)),
+    "accountant.GaussianTradeoff": lambda: ((1.0,), {}),
+    "accountant.LaplaceTradeoff": lambda: ((1.0,), {}),
+    "accountant.Ledger": lambda: ((), {"budget": ApproxDP(1.0, 1e-5)}),
+    "accountant.LossMoments": lambda: ((0.1, 0.2, 0.3), {}),
+    "accountant.PiecewiseLinearTradeoff": lambda: (([0.0, 0.5, 1.0], [1.0, 0.3, 0.0]), {}),
+    "accountant.ProfileTradeoff": lambda: ((GDP(1.0).delta,), {"eps_grid": np.linspace(0.0, 5.0, 11)}),
+    "accountant.PureDP": lambda: ((1.0,), {}),
+    "accountant.Release": lambda: ((PureDP(1.0),), {"count": 2, "label": "x"}),
+    "accountant.check_real": lambda: (("x", 0.5), {"low": 0.0, "high": 1.0}),
+    "accountant.compose": lambda: (([PureDP(1.0), GDP(0.5)],), {}),
+    "accountant.compose_advanced": lambda: (([PureDP(0.1)] * 3,), {}),
+    "accountant.compose_basic": lambda: (([PureDP(0.1), ApproxDP(0.2, 1e-6)],), {}),
+    "accountant.compose_clt": lambda: (([PureDP(0.1)] * 3,), {}),
+    "accountant.compose_plds": lambda: (([GDP(0.5), PureDP(0.1)],), {"tol": 3e-5}),
+    "accountant.compose_rdp": lambda: (([_rdp(), _rdp()],), {"weights": [1, 2]}),
+    "accountant.dpsgd_clt_mu": lambda: ((0.01, 1.0, 100), {}),
+    "accountant.dpsgd_epsilon": lambda: ((0.01, 1.0, 10, 1e-5), {}),
+    "accountant.gdp_to_approx_dp": lambda: ((1.0,), {"delta": 1e-5}),
+    "accountant.gdp_to_tradeoff": lambda: ((1.0,), {}),
+    "accountant.gdp_to_zcdp": lambda: ((1.0,), {}),
+    "accountant.pld_from_guarantee": lambda: ((GDP(1.0),), {"tol": 3e-5}),
+    "accountant.profile_to_tradeoff": lambda: ((GDP(1.0).delta,), {"eps_grid": [0.0, 1.0, 2.0]}),
+    "accountant.pure_dp_to_approx_dp": lambda: ((1.0,), {"delta": 1e-5}),
+    "accountant.pure_dp_to_gdp": lambda: ((1.0,), {}),
+    "accountant.pure_dp_to_rdp": lambda: ((1.0,), {"orders": [2.0, 3.0]}),
+    "accountant.pure_dp_to_zcdp": lambda: ((1.0,), {}),
+    "accountant.rdp_to_approx_dp": lambda: ((_rdp(),), {"delta": 1e-5}),
+    "accountant.rdp_to_approx_dp_classic": lambda: ((_rdp(),), {"delta": 1e-5}),
+    "accountant.subsample": lambda: ((PureDP(1.0), 0.1), {}),
+    "accountant.subsampled_gaussian": lambda: ((1.0, 0.1), {"sensitivity": 1.0}),
+    "accountant.subsampled_gaussian_rdp": lambda: ((0.01, 1.0), {"steps": 10, "orders": (2, 4)}),
+    "accountant.to_rdp": lambda: ((GDP(1.0),), {}),
+    "accountant.tradeoff_to_profile": lambda: ((GaussianTradeoff(1.0),), {}),
+    "accountant.zcdp_to_approx_dp": lambda: ((0.5,), {"delta": 1e-5}),
+    "accountant.zcdp_to_rdp": lambda: ((0.5,), {"orders": [2.0, 3.0]}),
+    # mechanisms
+    "mechanisms.AboveThreshold": lambda: ((_scores(), 0.5, 1.0), {}),
+    "mechanisms.Count": lambda: ((_dom(),), {}),
+    "mechanisms.CustomQuery": lambda: ((Domain(-1, 1), lambda x: x[:3], 3), {"linf": 1.0}),
+    "mechanisms.DiscreteGaussian": lambda: ((Count(_dom()), 2.0), {}),
+    "mechanisms.DiscreteLaplace": lambda: ((Count(_dom()), 2.0), {}),
+    "mechanisms.Domain": lambda: ((0.0, 1.0), {"n": 10, "d": 1}),
+    "mechanisms.ExponentialMechanism": lambda: ((_scores(), 1.0), {}),
+    "mechanisms.Gaussian": lambda: ((Mean(_dom()), 1.0), {}),
+    "mechanisms.Histogram": lambda: ((_dom(),), {"edges": (0.0, 0.5, 1.0)}),
+    "mechanisms.Laplace": lambda: ((Mean(_dom()), 1.0), {}),
+    "mechanisms.LinearCombination": lambda: (((Mean(_dom()), Sum(_dom())), (1.0, 2.0)), {}),
+    "mechanisms.Mean": lambda: ((_dom(),), {}),
+    "mechanisms.Peeling": lambda: ((_scores(), 2, 1.0, 1e-5), {}),
+    "mechanisms.Pipeline": lambda: (((Laplace(Mean(_dom()), 1.0), RandomizedResponse(2, 1.0)),), {}),
+    "mechanisms.PrivateMax": lambda: ((_scores(), 1.0), {}),
+    "mechanisms.RandomizedResponse": lambda: ((3, 1.0), {}),
+    "mechanisms.ReportNoisyMax": lambda: ((_scores(), 1.0), {}),
+    "mechanisms.Sum": lambda: ((_dom(),), {}),
+    "mechanisms.Variance": lambda: ((_dom(),), {}),
+    "mechanisms.VectorQuery": lambda: (((Mean(_dom()), Sum(_dom())),), {}),
+    "mechanisms.analytic_gaussian_sigma": lambda: ((1.0, 1.0, 1e-5), {}),
+    "mechanisms.bernoulli_exp_neg": lambda: ((_rng(), Fraction(1, 2)), {}),
+    "mechanisms.bernoulli_exp_neg_vec": lambda: ((_rng(), np.array([1, 2]), np.array([3, 3])), {}),
+    "mechanisms.bernoulli_rational": lambda: ((_rng(), Fraction(1, 3)), {}),
+    "mechanisms.calibrate": lambda: ((Mean(_dom()), PureDP(1.0)), {}),
+    "mechanisms.classic_gaussian_sigma": lambda: ((1.0, 0.5, 1e-5), {}),
+    "mechanisms.clipped_count": lambda: ((Domain(0, 1, adjacency="add_remove"), PureDP(1.0)), {}),
+    "mechanisms.clipped_mean": lambda: ((_dom(), PureDP(1.0)), {}),
+    "mechanisms.clipped_sum": lambda: ((_dom(), PureDP(1.0)), {}),
+    "mechanisms.clipped_variance": lambda: ((_dom(), PureDP(1.0)), {}),
+    "mechanisms.compose_mechanisms": lambda: (([Laplace(Mean(_dom()), 1.0)],), {}),
+    "mechanisms.discrete_gaussian": lambda: ((_rng(), Fraction(2)), {}),
+    "mechanisms.discrete_gaussian_array": lambda: ((_rng(), Fraction(2), (3,)), {}),
+    "mechanisms.discrete_laplace": lambda: ((_rng(), Fraction(2)), {}),
+    "mechanisms.discrete_laplace_array": lambda: ((_rng(), Fraction(2), (3,)), {}),
+    "mechanisms.discrete_laplace_tradeoff": lambda: ((3, 2.0), {}),
+    "mechanisms.gaussian_sigma": lambda: ((1.0, GDP(1.0)), {}),
+    "mechanisms.gaussian_sigma_for": lambda: ((GDP(1.0), 1.0, "analytic"), {}),
+    "mechanisms.laplace_scale": lambda: ((1.0, PureDP(1.0)), {}),
+    "mechanisms.laplace_scale_for": lambda: ((PureDP(1.0), 1.0), {}),
+    "mechanisms.noisy_histogram": lambda: ((_dom(), PureDP(1.0)), {"edges": [0.0, 0.5, 1.0]}),
+    # verify
+    "verify.PatternSearch": lambda: ((3,), {"sensitivity": 1.0, "base": 0.0}),
+    "verify.RandomSearch": lambda: (((0.0, 1.0, 3),), {"count": 5}),
+    "verify.assert_private": lambda: ((examples.GeometricMechanism(1.0), PureDP(1.0), (0, 1)),
+                                      {"samples": 500, "confidence": 0.95, "seed": 0}),
+    "verify.audit": lambda: ((examples.GeometricMechanism(1.0), [(0, 1)], PureDP(1.0)),
+                             {"samples": 500, "confidence": 0.95, "seed": 0, "selection_fraction": 0.5}),
+    "verify.certify": lambda: ((examples.GeometricMechanism(1.0), PureDP(1.0)), {"delta": 0.0}),
+    "verify.statdp_patterns": lambda: ((3,), {"sensitivity": 1.0, "base": 0.0}),
+}
+
+#: Methods everyone calls, walked like the exported callables.
+METHODS: dict[str, Callable[[], tuple[Callable[..., Any], Args]]] = {
+    **{f"{type(g).__name__}.{m}": (lambda g=g, m=m: (getattr(g, m), ((0.5,), {})))
+       for g in (PureDP(1.0), ApproxDP(1.0, 1e-5), GDP(1.0), ZCDP(0.5), FDP(GaussianTradeoff(1.0)))
+       for m in ("delta", "epsilon")},
+    "RDP.epsilon": lambda: (_rdp().epsilon, ((1e-5,), {})),
+    "PLD.delta": lambda: (PLD.gaussian(1.0).delta, ((0.5,), {})),
+    "PLD.epsilon": lambda: (PLD.gaussian(1.0).epsilon, ((1e-5,), {})),
+    "Laplace.sample": lambda: (Laplace(Mean(_dom()), 1.0).sample, (([0.5] * 10, _rng()), {"size": 3})),
+    "RandomizedResponse.sample": lambda: (RandomizedResponse(3, 1.0).sample, (([0, 1, 2], _rng()),
+                                                                                {"size": 3})),
+}
+
+#: Where the message names the value by another word than the parameter.
+MESSAGE_NAME: dict[tuple[str, str], str | tuple[str, ...]] = {
+    ("accountant.check_real", "value"): "x",  # the name it is given
+    ("mechanisms.Gaussian", "scale"): "sigma",
+    ("mechanisms.DiscreteGaussian", "scale"): "sigma",
+    ("Laplace.sample", "data"): ("data", "record"),
+    ("RandomizedResponse.sample", "data"): "record",
+}
+
+#: Values of the bad-value table that are legal for one parameter: (callable, parameter) -> reprs.
+LEGAL = {
+    ("mechanisms.Domain", "lower"): {"[1.0]"},  # per-coordinate bounds
+    ("mechanisms.Domain", "upper"): {"[1.0]"},
+    ("verify.assert_private", "seed"): {"None"},  # fresh entropy
+    ("verify.audit", "seed"): {"None"},
+}
+
+#: Parameters not walked: the data handed to the audited code (its failures are MechanismError).
+NOT_WALKED_PARAMS = {("verify.assert_private", "pair")}
+
+NAN, INF = math.nan, math.inf
+HUGE_INT = 10**400
+
+
+def _fields(obj: Any) -> Args:
+    import dataclasses
+
+    return (), {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.init}
+
+
+def _is_number(v: Any) -> bool:
+    numeric = (int, float, np.integer, np.floating, Fraction)
+    return isinstance(v, numeric) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_sequence(v: Any) -> bool:
+    if isinstance(v, np.ndarray):
+        return v.ndim == 1 and v.size > 0 and v.dtype.kind in "iuf"
+    return isinstance(v, (list, tuple)) and len(v) > 0 and all(_is_number(x) for x in v)
+
+
+def bad_values(valid: Any, none_ok: bool) -> Iterator[tuple[Any, bool]]:
+    """(value, never_valid) pairs for a parameter whose valid value is ``valid``; None is bad unless
+    it is the parameter's default."""
+    if _is_number(valid):
+        integer = isinstance(valid, (int, np.integer))
+        yield NAN, True
+        yield True, True
+        yield [1.0], True
+        yield "0.5", True
+        if not none_ok:
+            yield None, True
+        yield 2.5, integer
+        for v in (INF, -INF, -1.0, 0.0, 1e308, HUGE_INT, -HUGE_INT):
+            yield v, False
+    elif _is_sequence(valid):
+        first = list(valid)
+        for elem, never in ((NAN, True), ("a", True), (None, True), (INF, False), (-1.0, False),
+                            (HUGE_INT, False), (1e308, False)):
+            yield (elem, *first[1:]) if isinstance(valid, tuple) else [elem, *first[1:]], never
+        if not none_ok:
+            yield None, True
+        yield "abc", True
+        yield [], False
+        yield 1.0, False
+
+
+class CallTimeout(Exception):
+    pass
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    def _raise(signum: int, frame: Any) -> None:
+        raise CallTimeout(f"no answer within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def walk(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    """Problems found when each numeric/sequence parameter of ``fn`` gets each bad value."""
+    sig = inspect.signature(fn)
+    bound = sig.bind(*args, **kwargs)
+    with time_limit(CALL_SECONDS * 4):
+        fn(*bound.args, **bound.kwargs)  # the valid call itself must work
+    problems = []
+    for pname, valid in list(bound.arguments.items()):
+        param = sig.parameters[pname]
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or (name, pname) in NOT_WALKED_PARAMS:
+            continue
+        for value, never_valid in bad_values(valid, param.default is None):
+            key = (name, pname, _show(value))
+            if key[2] in LEGAL.get((name, pname), set()):
+                continue
+            trial = sig.bind(*args, **kwargs)
+            trial.arguments[pname] = value
+            try:
+                with np.errstate(all="ignore"), time_limit(CALL_SECONDS):
+                    fn(*trial.args, **trial.kwargs)
+            except (ValueError, TypeError) as exc:
+                words = MESSAGE_NAME.get((name, pname), pname)
+                words = (words,) if isinstance(words, str) else words
+                if not any(w.lower() in str(exc).lower() for w in words):
+                    problems.append(f"{key}: {type(exc).__name__} does not name {words[0]!r}: {exc}")
+            except Exception as exc:
+                problems.append(f"{key}: {type(exc).__name__}: {str(exc)[:120]}")
+            else:
+                if never_valid:
+                    problems.append(f"{key}: accepted")
+    return problems
+
+
+def _show(value: Any) -> str:
+    """repr, with 10**400 (alone or first in a sequence) spelled as such."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) == HUGE_INT:
+        return "10**400" if value > 0 else "-10**400"
+    if isinstance(value, (list, tuple)) and value and _show(value[0]) == "10**400":
+        return "[10**400, ...]"
+    return repr(value)
+
+
+def _exported() -> list[str]:
+    return [f"{pkg.__name__}.{n}" for pkg in (accountant, mechanisms, verify) for n in pkg.__all__]
+
+
+def test_every_export_is_walked_or_excused() -> None:
+    missing = [n for n in _exported() if n not in VALID and n not in NOT_WALKED]
+    assert not missing, f"add valid arguments for {missing} to VALID (or a reason to NOT_WALKED)"
+
+
+def _check(name: str, problems: list[str]) -> None:
+    gaps = {g for g in KNOWN_ACCOUNTANT_GAPS if g[0] == name}
+    open_gaps = [p for p in problems if any(p.startswith(repr(g)) for g in gaps)]
+    new = [p for p in problems if p not in open_gaps]
+    fixed = [g for g in gaps if not any(p.startswith(repr(g)) for p in problems)]
+    assert not new, "\n".join(new)
+    assert not fixed, f"fixed, remove from KNOWN_ACCOUNTANT_GAPS: {fixed}"
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_bad_input_is_refused_by_name(name: str) -> None:
+    pkg, attr = name.split(".")
+    fn = getattr({"accountant": accountant, "mechanisms": mechanisms, "verify": verify}[pkg], attr)
+    args, kwargs = VALID[name]()
+    _check(name, walk(name, fn, args, kwargs))
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_bad_input_to_methods(name: str) -> None:
+    fn, (args, kwargs) = METHODS[name]()
+    _check(name, walk(name, fn, args, kwargs))
