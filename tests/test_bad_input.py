@@ -216,10 +216,13 @@ LEGAL = {
     ("mechanisms.Domain", "upper"): {"[1.0]"},
     ("verify.assert_private", "seed"): {"None"},  # fresh entropy
     ("verify.audit", "seed"): {"None"},
-}
+    **{(f"{g}.delta", "eps"): {"[1.0]"} for g in ("PureDP", "ApproxDP", "GDP", "ZCDP", "FDP", "PLD")},
+}  # (profiles are vectorised: delta([1.0]) is an array)
 
-#: Parameters not walked: the data handed to the audited code (its failures are MechanismError).
-NOT_WALKED_PARAMS = {("verify.assert_private", "pair")}
+#: Parameters not walked: the data handed to the audited code (its failures are MechanismError), and
+#: check_real's range, which the library's own code sets (its ``value`` is what users give).
+NOT_WALKED_PARAMS = {("verify.assert_private", "pair"), ("accountant.check_real", "low"),
+                     ("accountant.check_real", "high")}
 
 NAN, INF = math.nan, math.inf
 HUGE_INT = 10**400
