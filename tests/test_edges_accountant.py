@@ -30,6 +30,7 @@ from accountant import (
     BudgetExceededError,
     GaussianTradeoff,
     Guarantee,
+    LaplaceTradeoff,
     Ledger,
     PiecewiseLinearTradeoff,
     PureDP,
@@ -348,6 +349,29 @@ def test_rdp_values_are_rounded_up(eps: float, order: float, rho: float) -> None
         assert mpf(r.epsilon(1e-6)) >= truth_eps
         composed = compose_rdp([r, r], weights=[3, 2])
         assert Fraction(composed.at(order)) >= 5 * Fraction(rho)
+
+
+@settings(max_examples=80, deadline=None)
+@given(mu=st.floats(1e-3, 30.0), log_alpha=st.floats(-300.0, 0.0), eps=st.floats(-30.0, 30.0))
+def test_closed_form_curves_are_rounded_down_and_profiles_up(mu: float, log_alpha: float,
+                                                             eps: float) -> None:
+    alpha = 10.0 ** log_alpha
+    with mp.workdps(DPS):
+        a, m = mpf(alpha), mpf(mu)
+        # G_mu(a) = Phi(Phi^{-1}(1 - a) - mu), Phi^{-1}(1 - a) by bisection on the upper tail
+        lo, hi = mp.mpf(-40), mp.mpf(40)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mp.ncdf(-mid) > a else (lo, mid)
+        assert mpf(GaussianTradeoff(mu)(alpha)) <= mp.ncdf(lo - m)
+        # Laplace (DRS Sec. 2.3): 1 - e^m a, e^-m / (4a), e^-m (1 - a)
+        w = mp.exp(-m)
+        lap = 1 - a / w if a < w / 2 else (w / (4 * a) if a <= mp.mpf(1) / 2 else w * (1 - a))
+        assert mpf(LaplaceTradeoff(mu)(alpha)) <= lap
+        t = mpf(eps)
+        lap_delta = (mp.mpf(0) if t >= m else 1 - mp.exp((t - m) / 2) if t >= -m
+                     else 1 - mp.exp(t))
+        assert mpf(LaplaceTradeoff(mu).profile(eps)) >= lap_delta
 
 
 # ============================================================ item 8: large eps and bad input
