@@ -81,3 +81,19 @@ def test_curve_path_is_sound_for_gdp(mu_m: float, mu_c: float) -> None:
         assert mu_m <= mu_c * (1 + 1e-6)
     if mu_m < mu_c * 0.99:
         assert c.holds
+
+
+def test_approximation_certifies_nothing() -> None:
+    """A CLT GDP is an approximation, not a bound (issue 8): it never certifies a claim."""
+    from accountant import CLTGDP
+
+    c = verify.certify(CLTGDP(0.5, gamma=0.01), GDP(1.0))
+    assert not c.holds and "approximate" in c.method
+    assert verify.certify(GDP(0.5), GDP(1.0)).holds
+
+
+def test_zcdp_claims_by_parameter() -> None:
+    """mu-GDP => mu^2/2-zCDP and eps-DP => eps^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+    assert verify.certify(GDP(1.0), ZCDP(0.5 + 1e-15)).holds
+    assert not verify.certify(GDP(1.0), ZCDP(0.49)).holds
+    assert verify.certify(PureDP(1.0), ZCDP(0.5 + 1e-15)).holds

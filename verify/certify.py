@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from accountant import GDP, ApproxDP, Guarantee, PureDP, check_real
+from accountant import FDP, GDP, ZCDP, ApproxDP, GaussianTradeoff, Guarantee, PureDP, check_real
 from accountant.tradeoff import default_alpha_grid
 
 #: Slack allowed in beta when comparing curves numerically.
@@ -65,14 +65,42 @@ def _claim_delta(claim: Guarantee) -> float:
     return claim.delta_ if isinstance(claim, ApproxDP) else 0.0
 
 
+def _gdp_mu(claim: Guarantee) -> float | None:
+    """mu of a GDP claim, or of an f-DP claim whose curve is a Gaussian trade-off G_mu."""
+    if isinstance(claim, GDP):
+        return claim.mu
+    if isinstance(claim, FDP) and isinstance(claim.tradeoff_fn, GaussianTradeoff):
+        return claim.tradeoff_fn.mu
+    return None
+
+
+def _zcdp_rho(g: Guarantee) -> float | None:
+    """A rho with g => rho-zCDP: mu^2/2 for mu-GDP (the Gaussian pair's Renyi divergence), eps^2/2 for
+    eps-DP (Bun & Steinke 2016, Prop. 1.4), rho itself; rounded up. None for other guarantees."""
+    if isinstance(g, ZCDP):
+        return g.rho
+    x = g.mu if isinstance(g, GDP) else g.eps if isinstance(g, PureDP) else None
+    if x is None:
+        return None
+    half_square = x * x / 2.0
+    return math.nextafter(half_square, math.inf) if math.isfinite(half_square) else half_square
+
+
 def compare(guarantee: Guarantee, claim: Guarantee) -> tuple[bool, str, float, float | None]:
-    """(implied, method, margin, witness alpha) for ``guarantee`` implying ``claim``."""
+    """(implied, method, margin, witness alpha) for ``guarantee`` implying ``claim``. An approximate
+    guarantee (a CLT GDP) implies nothing: it is not a bound."""
+    if getattr(guarantee, "approximate", False):
+        return False, "approximate guarantee (not a bound)", -math.inf, None
     if isinstance(claim, PureDP | ApproxDP):
         eps, delta = claim.eps, _claim_delta(claim)
         d = float(guarantee.delta(eps))
         return d <= delta, f"privacy profile at eps={eps:g}", delta - d, None
-    if isinstance(claim, GDP) and isinstance(guarantee, GDP):
-        return guarantee.mu <= claim.mu, "GDP parameter", claim.mu - guarantee.mu, None
+    mu_claim = _gdp_mu(claim)
+    if mu_claim is not None and isinstance(guarantee, GDP):
+        return guarantee.mu <= mu_claim, "GDP parameter", mu_claim - guarantee.mu, None
+    rho = _zcdp_rho(guarantee)
+    if isinstance(claim, ZCDP) and rho is not None:
+        return rho <= claim.rho, "zCDP parameter", claim.rho - rho, None
     lower = guarantee.tradeoff.lower_envelope()
     # chords through points on the claim's curve lie above it (convexity); through the knots of its
     # envelope too, so a piecewise-linear claim is compared exactly (itself included)
