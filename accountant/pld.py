@@ -282,6 +282,9 @@ class _FiniteDirection(LossDirection):
     opt_q: FloatArray
     opt_inf: float
     extra_pess_inf: float = 0.0
+    #: P-mass at L = -inf when known exactly (e.g. delta for f_{eps,delta}); None: 1 - sum of the
+    #: P-masses q e^{-l}, known only up to rounding
+    p_ninf: float | None = None
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         # the grid is shifted so that the largest loss is a node: delta is then exact at and
@@ -317,13 +320,15 @@ def _top_shift(losses: FloatArray, q: FloatArray, h: float) -> float:
     return top - h * round(top / h)
 
 
-def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0) -> _FiniteDirection:
-    """An exact finite pair (the same atoms serve both discretisations)."""
+def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0,
+                     p_ninf: float | None = None) -> _FiniteDirection:
+    """An exact finite pair (the same atoms serve both discretisations); ``p_ninf`` is its P-mass
+    at L = -inf when known exactly."""
     l_ = as_float_array("losses", losses).ravel()
     qm = as_float_array("q_masses", q).ravel()
     if l_.shape != qm.shape or (qm < 0).any() or not np.isfinite(l_).all():
         raise ValueError("losses must be finite and q_masses non-negative, of equal length")
-    return _FiniteDirection(l_, qm, float(inf), l_, qm, float(inf))
+    return _FiniteDirection(l_, qm, float(inf), l_, qm, float(inf), p_ninf=p_ninf)
 
 
 # ============================ a mechanism = one or two ordered pairs =============================
@@ -402,7 +407,7 @@ class PLD(Guarantee):
     def randomized_response(cls, eps: float, k: int = 2, tol: float = DEFAULT_TOL) -> PLD:
         """k-ary randomized response keeping the truth w.p. e^eps / (e^eps + k - 1)."""
         f = FiniteLossTradeoff.randomized_response(eps, k)
-        d = finite_direction(f.losses, f.q_masses)
+        d = finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf)
         return cls.from_source(PairSource("randomized_response", (float(eps), int(k)), d), tol=tol)
 
     @classmethod
@@ -417,7 +422,7 @@ class PLD(Guarantee):
         z = (1 - a) / (1 + a)
         losses = np.concatenate([[-delta / s], (2 * xs - delta) / s, [delta / s]])
         q = np.concatenate([[a ** delta / (1 + a)], z * a ** (delta - xs), [1 / (1 + a)]])
-        d = finite_direction(losses, q)
+        d = finite_direction(losses, q, p_ninf=0.0)
         return cls.from_source(PairSource("discrete_laplace", (s, delta), d), tol=tol)
 
     @classmethod
@@ -685,7 +690,8 @@ def _check_int_sensitivity(sensitivity: int) -> int:
 
 def _pmf_direction(p: FloatArray, q: FloatArray) -> _FiniteDirection:
     both = (p > 0) & (q > 0)
-    return finite_direction(np.log(q[both] / p[both]), q[both], float(q[(p == 0) & (q > 0)].sum()))
+    return finite_direction(np.log(q[both] / p[both]), q[both], float(q[(p == 0) & (q > 0)].sum()),
+                            float(p[(q == 0) & (p > 0)].sum()))
 
 
 def _density_direction(pm: FloatArray, qm: FloatArray, pess_loss: FloatArray) -> _FiniteDirection:
@@ -745,7 +751,7 @@ def tradeoff_source(f: TradeoffFunction) -> PairSource:
     if isinstance(f, LaplaceTradeoff):
         return laplace_source(f.eps)
     if isinstance(f, FiniteLossTradeoff):
-        d = finite_direction(f.losses, f.q_masses, f.q_inf)
+        d = finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf)
         return PairSource("finite", (object(),), d)
     if isinstance(f, PiecewiseLinearTradeoff):
         lo, qm, inf = _knot_atoms(f.alphas, f.betas)
@@ -814,7 +820,8 @@ def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
             raise ValueError("could not build a symmetric dominating pair for this mechanism")
     opt = _mirror_atoms(ol, oq, oi, False)
     assert opt is not None
-    return _FiniteDirection(*pess, *opt)
+    # symmetric: the P-mass at -inf is the Q-mass at +inf
+    return _FiniteDirection(*pess, *opt, p_ninf=pess[2] if pess[2] == opt[2] else None)
 
 
 # ============================ guarantees -> PLD ==================================================
@@ -845,14 +852,16 @@ def _(g: GDP, tol: float = DEFAULT_TOL) -> PLD:
 def _(g: PureDP, tol: float = DEFAULT_TOL) -> PLD:
     f = g.tradeoff
     return PLD.from_source(PairSource("approx_dp", (g.eps, 0.0),
-                                      finite_direction(f.losses, f.q_masses, f.q_inf)), tol=tol)
+                                      finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf)),
+                          tol=tol)
 
 
 @pld_from_guarantee.register
 def _(g: ApproxDP, tol: float = DEFAULT_TOL) -> PLD:
     f = g.tradeoff
     return PLD.from_source(PairSource("approx_dp", (g.eps, g.delta_),
-                                      finite_direction(f.losses, f.q_masses, f.q_inf)), tol=tol)
+                                      finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf)),
+                          tol=tol)
 
 
 def compose_plds(items: Sequence[Guarantee], tol: float | None = None) -> PLD:

@@ -94,7 +94,7 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
     sets = []
     for losses, q, inf in base.proper_pairs():
         p = q * np.exp(-losses)
-        p_ninf = max(0.0, 1.0 - float(p.sum()))
+        p_ninf = max(0.0, 1.0 - float(p.sum())) if base.p_ninf is None else base.p_ninf
         sets.append((losses, q, p, inf, p_ninf))
     log1m = math.log1p(-r)
 
@@ -114,10 +114,19 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
     for fn in (remove, add):
         pl, pq, pi = fn(*sets[0])
         ol, oq, oi = fn(*sets[1])
-        # P-masses q e^{-l} carry a relative rounding error of a few ulp: pessimistically that
-        # much Q-mass is placed at +inf
-        out.append(_FiniteDirection(pl, pq, pi, ol, oq, oi,
-                                    extra_pess_inf=8 * EPS_MACH * float(pq.sum())))
+        # rounding charged outward: masses (a few ulp relative) and losses (a few ulp) are moved
+        # up for the pessimistic set, down for the optimistic one, and the absolute error of the
+        # rest 1 - sum(p) (one ulp per atom) is added at the top loss, which keeps delta exactly
+        # 0 above the support (no mass at +inf)
+        up, down = 1.0 + 16.0 * EPS_MACH, 1.0 - 16.0 * EPS_MACH
+        pl = pl + 4.0 * EPS_MACH * np.abs(pl)
+        pq = pq * up
+        if base.p_ninf is None:
+            pq[int(np.argmax(pl))] += 2.0 * EPS_MACH * (pl.size + 2)
+        ol = ol - 4.0 * EPS_MACH * np.abs(ol)
+        # P-mass at -inf: none under remove (the mixture covers P); r Q(+inf) under add
+        known = None if base.p_ninf is None else (0.0 if fn is remove else r * sets[0][3])
+        out.append(_FiniteDirection(pl, pq, pi * up, ol, oq * down, oi * down, p_ninf=known))
     return out[0], out[1]
 
 

@@ -129,3 +129,15 @@ def test_subsampled_gaussian_rdp_is_rounded_up() -> None:
             exact = t * mpmath.log(total) / (a - 1)
         assert mpmath.mpf(got) >= exact
         assert got <= float(exact) * (1 + 1e-3) + 1e-300
+
+
+@pytest.mark.parametrize("scheme", ["poisson", "without_replacement"])
+def test_subsampled_pure_dp_reaches_delta_zero(scheme: str) -> None:
+    # issue 8 campaign: subsampled pure DP is pure DP, but rounding charged at +inf made
+    # epsilon(0) infinite; the exact pure bound of k Poisson steps is k log(1 + r (e^eps - 1))
+    from accountant import subsample
+
+    eps0, r, k = 0.571200920118752, 0.14613951279162382, 193
+    g = subsample(PureDP(eps0), r, scheme=scheme).self_compose(k)  # type: ignore[arg-type]
+    pure = k * math.log1p(r * math.expm1(eps0))
+    assert pure <= g.epsilon(0.0) <= pure + 0.01
