@@ -120,8 +120,11 @@ class GridLaw:
         """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack."""
         raw = self.raw_delta(eps)
         if self.pessimistic:
-            if eps >= self.top and self.inf == 0.0:
-                return 0.0  # no mass above the support, none at +inf: exact, whatever the round-off
+            if eps >= self.top:
+                # only the atom at +inf counts above the support; it is formed by products and
+                # sums of scalars (never by FFT), so its error is relative: the slack and the
+                # relative bound scale it instead of being added (exactly 0 when it is)
+                return min(1.0, self.inf * (1.0 + 2.0 * (self.rel + self.slack) + 16.0 * EPS_MACH))
             return min(1.0, (raw + self.slack) / (1.0 - self.rel))
         return max(0.0, (raw - self.slack) / (1.0 + self.rel))
 
