@@ -134,7 +134,9 @@ class PairRef:
         return PairRef(ps, qs, self.rtol)._pruned()
 
     def _pruned(self) -> PairRef:
-        keep = [i for i in range(len(self.p)) if self.q[i] > 0]
+        """Drop outcomes of mass 0 under both laws (an outcome with q = 0 < p is kept: it is the
+        atom at +infinity of the swapped pair)."""
+        keep = [i for i in range(len(self.p)) if self.q[i] > 0 or self.p[i] > 0]
         return PairRef([self.p[i] for i in keep], [self.q[i] for i in keep], self.rtol)
 
     @property
