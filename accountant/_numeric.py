@@ -52,6 +52,17 @@ def check_count(name: str, value: int, *, low: int = 1, high: int = 10**15) -> i
     return v
 
 
+def check_reals(name: str, values: Iterable[float], *, low: float = -math.inf,
+                high: float = math.inf, low_open: bool = False,
+                high_open: bool = False) -> tuple[float, ...]:
+    """A sequence of reals, each checked by ``check_real`` under the sequence's name."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of real numbers, got "
+                        f"{type(values).__name__} {values!r}")
+    return tuple(check_real(name, v, low=low, high=high, low_open=low_open, high_open=high_open)
+                 for v in values)
+
+
 def as_float_array(name: str, value: ArrayLike) -> FloatArray:
     """Convert reals (a number or an array of them) to a float array; reject bool, str, None and
     other non-numbers with ``TypeError`` and NaN or out-of-float-range ints with ``ValueError``."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
 from typing import Literal
 
+import mpmath
 import numpy as np
 
-from ._numeric import check_count, hypot_up, log_binomial_pmf, sum_up
+from ._numeric import check_count, hypot_up, log_binomial_pmf, round_up, sum_up
 from .conversions import to_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .pld import PLD, compose_plds
@@ -135,7 +137,7 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
         log_q = (log_q[:, None] + group_log_q[None, :]).ravel()
     q = np.exp(log_q + log_no_atom)
     p = np.exp(log_q - losses + log_no_atom)  # P-masses in log space: e^-loss may overflow
-    atom = max(0.0, -math.expm1(log_no_atom))
+    atom = _atom_up([d for _, d in pairs])
     u = 2.0 ** -53
     # relative error of one mass, doubled by the normalisation, plus the normalising sum
     mass_rtol = 2.0 * (8.0 * u * (len(groups) + 4) * (1.0 + log_scale)) + (q.size + 4) * u
@@ -143,6 +145,19 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
     return FDP(FiniteLossTradeoff.from_losses(
         losses, q / q.sum() * (1 - atom), q_inf=atom, p_ninf=atom,
         p_masses=p / p.sum() * (1 - atom), mass_rtol=mass_rtol + loss_atol, loss_atol=loss_atol))
+
+
+def _atom_up(deltas: Sequence[float]) -> float:
+    """1 - prod(1 - delta_i) rounded up: the Q-mass at +inf of the product pair; exact in
+    rationals for up to 64 nonzero deltas, else at 50 digits with a 1e-40 relative margin."""
+    ds = [d for d in deltas if d > 0.0]
+    if len(ds) <= 64:
+        exact = 1 - math.prod((1 - Fraction(d) for d in ds), start=Fraction(1))
+        f = float(exact)
+        return math.nextafter(f, math.inf) if Fraction(f) < exact else f
+    with mpmath.workdps(50):
+        log_keep = mpmath.fsum(mpmath.log1p(-mpmath.mpf(d)) for d in ds)
+        return min(round_up(-mpmath.expm1(log_keep) * (1 + mpmath.mpf(10) ** -40)), 1.0)
 
 
 def _compose_as_rdp(gs: Sequence[Guarantee]) -> RDP:
@@ -155,7 +170,15 @@ def compose_rdp(rdps: Sequence[RDP], weights: Sequence[int] | None = None) -> RD
     Sums are exact in rationals, rounded up."""
     if not rdps:
         raise ValueError("guarantees must contain at least one guarantee")
-    w = [1] * len(rdps) if weights is None else [check_count("weights", c) for c in weights]
+    if weights is None:
+        w = [1] * len(rdps)
+    elif isinstance(weights, (str, bytes)) or not isinstance(weights, Iterable):
+        raise TypeError(f"weights must be a sequence of integers, got {type(weights).__name__}")
+    else:
+        w = [check_count("weights", c) for c in weights]
+        if len(w) != len(rdps):
+            raise ValueError(f"weights must have one count per RDP guarantee ({len(rdps)}), "
+                             f"got {len(w)}")
     tabulated = [r for r in rdps if r.curve is None]
     if not tabulated:
         pairs = list(zip(rdps, w, strict=True))

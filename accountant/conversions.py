@@ -8,7 +8,7 @@ from functools import singledispatch
 
 import mpmath
 
-from ._numeric import check_real, round_up, sum_up
+from ._numeric import check_real, check_reals, round_up, sum_up
 from .guarantees import CLTGDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, rdp_classic_epsilon
 from .tradeoff import GaussianTradeoff, profile_to_tradeoff, tradeoff_to_profile
 
@@ -47,7 +47,12 @@ def _approx_dp_at(g: Guarantee, delta: float | None, eps: float | None) -> Appro
         raise TypeError("give exactly one of delta= (to get the epsilon) or eps= (to get the "
                         "delta), as a keyword")
     if delta is not None:
-        return g.to_approx_dp(check_real("delta", delta, low=0.0, high=1.0, high_open=True))
+        d = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        e = g.epsilon(d)
+        if e == math.inf:
+            raise ValueError(f"{g} implies no (eps, delta)-DP with finite eps at delta = {d!r}; "
+                             "delta must be larger")
+        return ApproxDP(e, d)
     assert eps is not None
     e = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
     return ApproxDP(e, g.delta(e))
@@ -101,15 +106,31 @@ def pure_dp_to_gdp(eps: float) -> GDP:
                 return bool(mpmath.erf(mpmath.mpf(m) / 2 / mpmath.sqrt(2)) < target)
         else:
             log_a = -(e + mpmath.log1p(mpmath.exp(-e)))  # log a* = -log(1 + e^eps)
-            x = mpmath.findroot(lambda t: mpmath.log(mpmath.ncdf(-t)) - log_a,
-                                mpmath.sqrt(2 * -log_a))
+            # Newton on the concave, decreasing g(t) = log Phi(-t) - log a*, from the right of
+            # the root (g(sqrt(-2 log a*)) < 0): the iterates decrease monotonically to it
+            x = mpmath.sqrt(2 * -log_a)
+            for _ in range(200):
+                lg = _log_ncdf_neg(x)
+                step = (lg - log_a) / mpmath.exp(-x * x / 2 - mpmath.log(2 * mpmath.pi) / 2 - lg)
+                x += step  # g'(t) = -phi(t)/Phi(-t)
+                if abs(step) < x * mpmath.mpf(10) ** -50:
+                    break
 
             def too_small(m: float) -> bool:
-                return bool(mpmath.log(mpmath.ncdf(-mpmath.mpf(m) / 2)) > log_a)
+                return bool(_log_ncdf_neg(mpmath.mpf(m) / 2) > log_a)
         mu = round_up(2 * x)
         while too_small(mu):
             mu = math.nextafter(mu, math.inf)
     return GDP(mu)
+
+
+def _log_ncdf_neg(t: mpmath.mpf) -> mpmath.mpf:
+    """log Phi(-t) for t > 0 at the working precision; beyond t = 1e3 by the asymptotic series
+    log(phi(t)/t) + log(1 - 1/t^2 + 3/t^4 - ...), ten terms (error below 1e-60)."""
+    if t < 1000:
+        return mpmath.log(mpmath.ncdf(-t))
+    series = mpmath.fsum((-1) ** k * mpmath.fac2(2 * k - 1) / t ** (2 * k) for k in range(1, 11))
+    return -t * t / 2 - mpmath.log(t) - mpmath.log(2 * mpmath.pi) / 2 + mpmath.log1p(series)
 
 
 def pure_dp_to_zcdp(eps: float) -> ZCDP:
@@ -139,8 +160,8 @@ def pure_dp_to_rdp(eps: float, orders: Sequence[float] | None = None) -> RDP:
     eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
     if orders is None:
         return RDP.from_curve(lambda a: randomized_response_renyi(eps, a))
-    return RDP(orders=tuple(orders),
-               epsilons=tuple(randomized_response_renyi(eps, a) for a in orders))
+    os = check_reals("orders", orders, low=1.0, low_open=True)
+    return RDP(orders=os, epsilons=tuple(randomized_response_renyi(eps, a) for a in os))
 
 
 def zcdp_to_rdp(rho: float, orders: Sequence[float] | None = None) -> RDP:
@@ -149,7 +170,7 @@ def zcdp_to_rdp(rho: float, orders: Sequence[float] | None = None) -> RDP:
     z = ZCDP(rho)
     if orders is None:
         return z.to_rdp()
-    os = tuple(check_real("orders", a, low=1.0, low_open=True) for a in orders)
+    os = check_reals("orders", orders, low=1.0, low_open=True)
     return RDP(orders=os, epsilons=tuple(0.0 if z.rho == 0.0 else sum_up([z.rho], [a])
                                          for a in os))
 

@@ -19,7 +19,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from ._numeric import FloatArray, as_float_array, check_real, smallest_epsilon, sum_up
+from ._numeric import (
+    FloatArray,
+    as_float_array,
+    check_real,
+    check_reals,
+    smallest_epsilon,
+    sum_up,
+)
 from .tradeoff import (
     FiniteLossTradeoff,
     GaussianTradeoff,
@@ -267,10 +274,11 @@ class RDP(Guarantee):
 
     def __post_init__(self) -> None:
         if self.curve is None:
-            if len(self.orders) == 0 or len(self.orders) != len(self.epsilons):
-                raise ValueError("orders and epsilons must be non-empty and of equal length")
-            orders = tuple(check_real("orders", o, low=1.0, low_open=True) for o in self.orders)
-            epsilons = tuple(check_real("epsilons", e, low=0.0) for e in self.epsilons)
+            orders = check_reals("orders", self.orders, low=1.0, low_open=True)
+            epsilons = check_reals("epsilons", self.epsilons, low=0.0)
+            if len(orders) == 0 or len(orders) != len(epsilons):
+                raise ValueError("orders and epsilons must be non-empty and of equal length, got "
+                                 f"{len(orders)} and {len(epsilons)}")
             object.__setattr__(self, "orders", orders)
             object.__setattr__(self, "epsilons", epsilons)
         elif not callable(self.curve):

@@ -55,6 +55,11 @@ class LossMoments:
     kappa2: float
     kappa3: float
 
+    def __post_init__(self) -> None:
+        check_real("kl", self.kl, low=-math.inf, high=math.inf, low_open=True, high_open=True)
+        check_real("kappa2", self.kappa2, low=0.0, high=math.inf, high_open=True)
+        check_real("kappa3", self.kappa3, low=0.0, high=math.inf, high_open=True)
+
 
 class TradeoffFunction(ABC):
     """A trade-off function f: [0, 1] -> [0, 1], convex, continuous, non-increasing, f(a) <= 1 - a."""
@@ -458,7 +463,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     Q-mass where P vanishes (L = +inf) and ``p_ninf`` the P-mass where Q vanishes. The profile is
     delta(eps) = q_inf + sum_l q_l (1 - e^{eps - l})_+, summed without cancellation.
 
-    Rounding is outward: ``mass_rtol`` bounds the relative error of the stored masses and
+    Rounding is outward: ``q_inf`` must be exact or rounded up by the caller, ``mass_rtol``
+    bounds the relative error of the stored finite masses and
     ``loss_atol`` the absolute error of the stored losses against the exact pair; the profile is
     rounded up and the knots of the curve are moved left and down by those bounds plus the
     summation error (a knot moved left and down lies below a non-increasing curve).
@@ -471,6 +477,22 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     p_ninf: float = 0.0
     mass_rtol: float = 0.0
     loss_atol: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        losses = as_float_array("losses", self.losses).ravel()
+        q = as_float_array("q_masses", self.q_masses).ravel()
+        if not np.isfinite(losses).all():
+            raise ValueError("losses must be finite (mass at +-inf goes in q_inf and p_ninf)")
+        if q.shape != losses.shape:
+            raise ValueError(f"losses and q_masses must have equal lengths, got {losses.size} "
+                             f"losses and {q.size} q_masses")
+        if (q < 0).any() or not np.isfinite(q).all():
+            raise ValueError("q_masses must be finite and non-negative")
+        for name in ("q_inf", "p_ninf"):
+            check_real(name, getattr(self, name), low=0.0, high=1.0)
+        for name in ("mass_rtol", "loss_atol"):
+            check_real(name, getattr(self, name), low=0.0, high=math.inf, high_open=True)
 
     @classmethod
     def from_losses(cls, losses: ArrayLike, q_masses: ArrayLike, q_inf: float = 0.0,
@@ -544,7 +566,9 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         slack = np.sum(np.where(near, self.q_masses[None, :]
                                 * np.exp(np.minimum(gap, 0.0)), 0.0), axis=1)
         r = self.mass_rtol + (self.losses.size + 4) * _U
-        out = (self.q_inf + body) * (1.0 + r) + 2.0 * self.loss_atol * slack
+        # q_inf is held as a bound by the constructors: above every loss delta is exactly q_inf
+        out = self.q_inf + body * (1.0 + r) + np.where(body > 0.0, _U * self.q_inf, 0.0) \
+            + 2.0 * self.loss_atol * slack
         return np.asarray(np.where(out > 0.0, out, np.where(slack > 0, _TINY, 0.0)),
                           dtype=np.float64)
 

@@ -435,6 +435,14 @@ BAD: list[tuple[str, Callable[[], object], type[Exception], str]] = [
      lambda: rdp_to_approx_dp(to_rdp(GDP(1.0)), 1e-6), TypeError, "positional"),  # type: ignore
     ("pure_dp_to_approx_dp positional", lambda: pure_dp_to_approx_dp(1.0, 0.5),  # type: ignore
      TypeError, "positional"),
+    ("gdp_to_approx_dp delta=0", lambda: gdp_to_approx_dp(1.0, delta=0.0), ValueError, "delta"),
+    ("RDP orders None", lambda: RDP(orders=None, epsilons=(1.0,)), TypeError,  # type: ignore
+     "orders"),
+    ("RDP orders nan", lambda: pure_dp_to_rdp(1.0, [math.nan]), ValueError, "orders"),
+    ("compose_rdp weights", lambda: compose_rdp([to_rdp(GDP(1.0))], weights=[1, 2]), ValueError,
+     "weights"),
+    ("FiniteLossTradeoff losses", lambda: FiniteLossTradeoff.from_losses([math.nan], [1.0]),
+     ValueError, "losses"),
 ]
 
 
@@ -443,6 +451,16 @@ def test_bad_input_is_a_clear_error(name: str, call: Callable[[], object], exc: 
                                     words: str) -> None:
     with pytest.raises(exc, match=words.replace("(", r"\(").replace("[", r"\[")):
         call()
+
+
+def test_pure_dp_to_gdp_at_the_largest_eps() -> None:
+    mu = pure_dp_to_gdp(1e308).mu  # mu ~ 2 sqrt(2 eps): finite and rounded up
+    with mp.workdps(DPS):
+        t = mpf(mu) / 2  # Phi(-t) <= 1/(1 + e^eps), by the upper Mills bound phi(t)/t
+        assert -t * t / 2 - mp.log(t * mp.sqrt(2 * mp.pi)) <= -mpf(1e308)
+        t = mpf(math.nextafter(mu, 0.0) * (1 - 1e-14)) / 2  # and tight: a smaller mu fails, by
+        assert -t * t / 2 - mp.log(t * mp.sqrt(2 * mp.pi)) + mp.log1p(-1 / t ** 2) > -mpf(1e308) \
+            - mp.log1p(mp.exp(-mpf(1e308)))  # the lower Mills bound (1 - 1/t^2) phi(t)/t
 
 
 def test_conversions_say_which_float_they_take() -> None:
