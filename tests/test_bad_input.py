@@ -183,7 +183,8 @@ VALID: dict[str, Callable[[], Args]] = {
     "verify.assert_private": lambda: ((examples.GeometricMechanism(1.0), PureDP(1.0), (0, 1)),
                                       {"samples": 500, "confidence": 0.95, "seed": 0}),
     "verify.audit": lambda: ((examples.GeometricMechanism(1.0), [(0, 1)], PureDP(1.0)),
-                             {"samples": 500, "confidence": 0.95, "seed": 0, "selection_fraction": 0.5}),
+                             {"samples": 500, "confidence": 0.95, "seed": 0, "selection_fraction": 0.5,
+                              "delta": 0.0, "max_pairs": 2, "workers": 1}),
     "verify.certify": lambda: ((examples.GeometricMechanism(1.0), PureDP(1.0)), {"delta": 0.0}),
     "verify.statdp_patterns": lambda: ((3,), {"sensitivity": 1.0, "base": 0.0}),
 }

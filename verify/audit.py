@@ -62,6 +62,8 @@ SELECTION_LEVEL_FACTOR = 0.01
 AUTO_PROGRESS_DRAWS = 10_000_000
 #: Most draws per input (and pairs) one audit takes.
 MAX_SAMPLES = 10**12
+#: Most worker processes an audit starts.
+MAX_WORKERS = 4096
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,8 @@ def audit(mechanism: Any, neighbours: Any, claim: Guarantee, *, samples: int,
     confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     check_real("selection_fraction", selection_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
     check_count("max_pairs", max_pairs, low=1, high=MAX_SAMPLES)
+    if workers is not None:
+        check_count("workers", workers, low=1, high=MAX_WORKERS)
     d_report = default_delta(claim) if delta is None else check_real("delta", delta, low=0.0, high=1.0,
                                                                      high_open=True)
     mode = sampling_mode(mechanism, vectorised)
