@@ -28,6 +28,7 @@ from ._numeric import (
     FloatArray,
     as_alpha,
     as_float_array,
+    check_count,
     check_real,
     gaussian_profile,
     lower_convex_hull,
@@ -548,8 +549,7 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     def randomized_response(cls, eps: float, k: int = 2) -> FiniteLossTradeoff:
         """k-ary randomized response (truth kept w.p. e^eps/(e^eps + k - 1)) on two inputs."""
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
-        if not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"k must be an integer >= 2, got {k!r}")
+        k = check_count("k", k, low=2)
         z = 1.0 + (k - 1) * math.exp(-eps)  # (e^eps + k - 1) e^-eps, no overflow
         q = [1.0 / z, (k - 2) * math.exp(-eps) / z, math.exp(-eps) / z]
         return cls.from_losses([eps, 0.0, -eps], q, p_masses=q[::-1], mass_rtol=6 * _U)
