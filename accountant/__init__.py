@@ -19,8 +19,18 @@ from .conversions import (
 from .dpsgd import DPSGDAccount, dpsgd_clt_mu, dpsgd_epsilon, subsampled_gaussian_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .ledger import BudgetExceededError, Ledger, Release
-from .pld import PLD, PairSource, compose_plds, pld_from_guarantee
-from .subsampling import subsample, subsampled_gaussian
+from .pairs import (
+    ApproxDPPair,
+    DiscreteGaussianPair,
+    DiscreteLaplacePair,
+    FinitePair,
+    GaussianPair,
+    LaplacePair,
+    Pair,
+    RandomizedResponsePair,
+)
+from .pld import PLD, compose_plds, pld_from_guarantee
+from .subsampling import SubsampledPair, subsample, subsampled_gaussian
 from .tradeoff import (
     CallableTradeoff,
     FiniteLossTradeoff,
@@ -42,20 +52,28 @@ __all__ = [
     "RDP",
     "ZCDP",
     "ApproxDP",
+    "ApproxDPPair",
     "BudgetExceededError",
     "CallableTradeoff",
     "DPSGDAccount",
+    "DiscreteGaussianPair",
+    "DiscreteLaplacePair",
     "FiniteLossTradeoff",
+    "FinitePair",
+    "GaussianPair",
     "GaussianTradeoff",
     "Guarantee",
+    "LaplacePair",
     "LaplaceTradeoff",
     "Ledger",
     "LossMoments",
-    "PairSource",
+    "Pair",
     "PiecewiseLinearTradeoff",
     "ProfileTradeoff",
     "PureDP",
+    "RandomizedResponsePair",
     "Release",
+    "SubsampledPair",
     "TradeoffFunction",
     "check_real",
     "compose",

@@ -103,7 +103,7 @@ class GridLaw:
 
     def raw_delta(self, eps: float) -> float:
         """sum m_i (1 - e^{eps - l_i})_+ + inf, without the slack."""
-        if eps == math.inf:
+        if eps >= self.top:  # +inf included: no finite mass lies above the top
             return self.inf
         if eps == -math.inf:
             return self.total

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
-from ._numeric import check_real
+from ._numeric import check_count, check_real
 from ._pldgrid import EPS_MACH
 from .guarantees import GDP, RDP
 from .pld import DEFAULT_TOL, PLD
@@ -66,11 +66,12 @@ def subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: float, steps
     2019, Thm 5 / Abadi et al. 2016): eps(a) = T/(a-1) log sum_k C(a,k) (1-q)^{a-k} q^k
     e^{(k^2-k)/(2 sigma^2)}, summed in log space and rounded up by a bound on its float error."""
     q, s, t = _check(sampling_rate, noise_multiplier, steps)
+    if not isinstance(orders, Sequence) or isinstance(orders, str) or not orders:
+        raise TypeError(f"orders must be a non-empty sequence of integers, got {orders!r}")
     eps = []
     log_1mq = math.log1p(-q) if q < 1.0 else -math.inf
     for a in orders:
-        if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a < 2:
-            raise ValueError(f"orders must be integers >= 2, got {a!r}")
+        a = check_count("orders", a, low=2, high=10**5)
         k = np.arange(a + 1, dtype=np.float64)
         log_c = special.gammaln(a + 1.0) - special.gammaln(k + 1.0) - special.gammaln(a - k + 1.0)
         with np.errstate(invalid="ignore"):
@@ -106,7 +107,5 @@ def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, del
 
 def _check(q: float, s: float, t: int) -> tuple[float, float, int]:
     q = check_real("sampling_rate", q, low=0.0, high=1.0, low_open=True)
-    s = check_real("noise_multiplier", s, low=0.0, low_open=True, high=math.inf, high_open=True)
-    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
-        raise ValueError(f"steps must be an integer >= 1, got {t!r}")
-    return q, s, int(t)
+    s = check_real("noise_multiplier", s, low=0.0, low_open=True, high=1e100)
+    return q, s, check_count("steps", t)

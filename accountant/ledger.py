@@ -17,14 +17,8 @@ from ._numeric import check_count, check_real, hypot_up, sum_up
 from .composition import compose
 from .conversions import gdp_to_zcdp, pure_dp_to_zcdp
 from .guarantees import CLTGDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from .pld import (
-    PLD,
-    PairSource,
-    gaussian_source,
-    laplace_source,
-    pld_from_guarantee,
-    subsampled_gaussian_source,
-)
+from .pairs import pair_from_spec, pair_to_spec
+from .pld import PLD
 
 
 class BudgetExceededError(ValueError):
@@ -242,7 +236,7 @@ def guarantee_to_dict(g: Guarantee) -> dict[str, Any]:
         return {"type": "RDP", "orders": list(g.orders), "epsilons": list(g.epsilons)}
     if isinstance(g, PLD):
         return {"type": "PLD", "tol": g.tol,
-                "factors": [[_source_to_spec(s), c] for s, c in g.factors]}
+                "factors": [[pair_to_spec(s), c] for s, c in g.factors]}
     raise TypeError(f"cannot serialise a {type(g).__name__} guarantee to JSON")
 
 
@@ -260,50 +254,7 @@ def guarantee_from_dict(d: dict[str, Any]) -> Guarantee:
     if kind == "RDP":
         return RDP(orders=tuple(d["orders"]), epsilons=tuple(d["epsilons"]))
     if kind == "PLD":
-        return PLD(tuple((_source_from_spec(s), int(c)) for s, c in d["factors"]), float(d["tol"]))
+        return PLD(tuple((pair_from_spec(s), int(c)) for s, c in d["factors"]), float(d["tol"]))
     raise ValueError(f"unknown guarantee type {kind!r}")
 
 
-def _source_to_spec(s: PairSource) -> list[Any]:
-    if s.name in ("gaussian", "laplace", "subsampled_gaussian", "randomized_response",
-                  "discrete_laplace", "discrete_gaussian", "approx_dp"):
-        return [s.name, list(s.params)]
-    if s.name.startswith("subsampled[") and s.params and s.params[0] == "gaussian":
-        return [s.name, list(s.params)]
-    if s.name.startswith("subsampled["):
-        base_name, base_params, rate = s.params
-        base = PairSource(base_name, base_params, s.remove)  # only name and params are used
-        return [s.name, [_source_to_spec(base), rate]]
-    raise TypeError(f"cannot serialise a PLD built from {s.name!r} (arrays or callables)")
-
-
-def _source_from_spec(spec: list[Any]) -> PairSource:
-    from .subsampling import subsample_source
-
-    name, params = spec[0], spec[1]
-    if name == "gaussian":
-        return gaussian_source(float(params[0]))
-    if name == "laplace":
-        return laplace_source(float(params[0]))
-    if name == "subsampled_gaussian":
-        return subsampled_gaussian_source(float(params[0]), float(params[1]))
-    if name == "randomized_response":
-        return PLD.randomized_response(float(params[0]), int(params[1])).factors[0][0]
-    if name == "discrete_laplace":
-        return PLD.discrete_laplace(float(params[0]), int(params[1])).factors[0][0]
-    if name == "discrete_gaussian":
-        return PLD.discrete_gaussian(float(params[0]), int(params[1])).factors[0][0]
-    if name == "approx_dp":
-        eps, delta = float(params[0]), float(params[1])
-        g: Guarantee = PureDP(eps) if delta == 0.0 else ApproxDP(eps, delta)
-        return pld_from_guarantee(g).factors[0][0]
-    if name.startswith("subsampled["):
-        scheme = name[len("subsampled["):-1]
-        if params[0] == "gaussian":
-            base = gaussian_source(float(params[1]))
-            rate = float(params[2])
-        else:
-            base = _source_from_spec(params[0])
-            rate = float(params[1])
-        return subsample_source(base, rate, "without_replacement" if "without" in scheme else "poisson")
-    raise ValueError(f"unknown mechanism {name!r}")

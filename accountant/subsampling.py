@@ -19,25 +19,26 @@ If (P, Q) dominates a mechanism, the subsampled mechanism with rate r is dominat
 from __future__ import annotations
 
 import math
-from typing import Literal
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from ._numeric import FloatArray, check_real
 from ._pldgrid import EPS_MACH
 from .guarantees import GDP, Guarantee
-from .pld import (
-    PLD,
-    PairSource,
+from .pairs import (
+    LossDirection,
+    Pair,
     SubsampledTailDirection,
     SymmetricTailDirection,
     _FiniteDirection,
     _GaussianDirection,
     _LaplaceDirection,
     _mixture_log,
-    pld_from_guarantee,
     symmetric_direction,
 )
+from .pld import PLD, pld_from_guarantee
 
 Scheme = Literal["poisson", "without_replacement"]
 
@@ -59,33 +60,45 @@ def subsample(mechanism: Guarantee, rate: float, scheme: Scheme = "poisson") -> 
     if len(pld.factors) != 1 or pld.factors[0][1] != 1:
         raise ValueError("subsample a single mechanism (a PLD of one mechanism, count 1); "
                          "subsample first, then compose")
-    source = pld.factors[0][0]
-    return PLD.from_source(subsample_source(source, r, scheme), tol=pld.tol)
+    base = pld.factors[0][0]
+    return PLD.from_pair(base if r == 1.0 else SubsampledPair(base, r, scheme), tol=pld.tol)
 
 
-def subsample_source(source: PairSource, rate: float, scheme: Scheme = "poisson") -> PairSource:
-    """Subsampled dominating pairs of a mechanism (see the module docstring)."""
-    if rate == 1.0:
-        return source
-    if not source.symmetric:
-        raise ValueError("subsampling needs a mechanism with one dominating pair for both "
-                         "directions (e.g. a guarantee); this source is asymmetric")
-    base = source.remove
-    name = f"subsampled[{scheme}]"
-    params = ("gaussian", base.mu, rate) if isinstance(base, _GaussianDirection) \
-        else (source.name, source.params, rate)
-    if isinstance(base, (_GaussianDirection, _LaplaceDirection)):  # symmetric continuous pairs
-        rem = SubsampledTailDirection(base, rate, "remove")
-        if scheme == "poisson":
-            return PairSource(name, params, rem, SubsampledTailDirection(base, rate, "add"))
-        return PairSource(name, params, SymmetricTailDirection(rem))
-    if not isinstance(base, _FiniteDirection):
-        raise TypeError(f"cannot subsample a pair of type {type(base).__name__}")
-    if scheme == "poisson":
-        rem_f, add_f = _mix_finite(base, rate)
-        return PairSource(name, params, rem_f, add_f)
-    rem_f, _ = _mix_finite(symmetric_direction(base), rate)
-    return PairSource(name, params, symmetric_direction(rem_f))
+@dataclass(frozen=True)
+class SubsampledPair(Pair):
+    """The dominating pair(s) of a mechanism with pair ``base`` run on a subsample of rate
+    ``rate`` (see the module docstring): Poisson gives a remove and an add pair, sampling without
+    replacement the single symmetric pair of C_r(f)."""
+
+    base: Pair
+    rate: float
+    scheme: Scheme = "poisson"
+    kind: ClassVar[str | None] = "subsampled"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, Pair):
+            raise TypeError(f"base must be a Pair, got {type(self.base).__name__}")
+        object.__setattr__(self, "rate", check_real("rate", self.rate, low=0.0, high=1.0,
+                                                    low_open=True, high_open=True))
+        if self.scheme not in ("poisson", "without_replacement"):
+            raise ValueError(f"scheme must be 'poisson' or 'without_replacement', got "
+                             f"{self.scheme!r}")
+        if not self.base.symmetric:
+            raise ValueError("subsampling needs a mechanism with one dominating pair for both "
+                             "directions (e.g. a guarantee); this pair is asymmetric")
+
+    def directions(self) -> tuple[LossDirection, LossDirection | None]:
+        base, rate = self.base.remove, self.rate
+        if isinstance(base, (_GaussianDirection, _LaplaceDirection)):  # symmetric, continuous
+            rem = SubsampledTailDirection(base, rate, "remove")
+            if self.scheme == "poisson":
+                return rem, SubsampledTailDirection(base, rate, "add")
+            return SymmetricTailDirection(rem), None
+        if not isinstance(base, _FiniteDirection):
+            raise TypeError(f"cannot subsample a pair of type {type(base).__name__}")
+        if self.scheme == "poisson":
+            return _mix_finite(base, rate)
+        return symmetric_direction(_mix_finite(symmetric_direction(base), rate)[0]), None
 
 
 def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _FiniteDirection]:
@@ -136,4 +149,8 @@ def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float
                    high_open=True)
     d = check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
                    high_open=True)
+    check_real("sensitivity / noise_multiplier", d / s, low=0.0, low_open=True, high=1e4)
     return subsample(GDP(d / s), rate, "poisson")
+
+
+__all__ = ["SubsampledPair", "subsample", "subsampled_gaussian"]

@@ -16,6 +16,7 @@ from accountant import (
     PLD,
     ApproxDP,
     CallableTradeoff,
+    GaussianPair,
     GaussianTradeoff,
     LaplaceTradeoff,
     PureDP,
@@ -118,9 +119,8 @@ def _hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
 
 def test_discrete_laplace_and_gaussian_against_direct_pmfs() -> None:
     x = np.arange(-400, 402)
-    for pld, logw in ((PLD.discrete_laplace(2.0, sensitivity=2), lambda v: -np.abs(v) / 2.0),
-                      (PLD.discrete_gaussian(1.5, sensitivity=1), lambda v: -(v ** 2) / 4.5)):
-        shift = 2 if "laplace" in str(pld) else 1
+    for pld, logw, shift in ((PLD.discrete_laplace(2.0, sensitivity=2), lambda v: -np.abs(v) / 2.0, 2),
+                             (PLD.discrete_gaussian(1.5, sensitivity=1), lambda v: -(v ** 2) / 4.5, 1)):
         p = np.exp(logw(x))
         p /= p.sum()
         q = np.exp(logw(x - shift))
@@ -151,7 +151,7 @@ def test_from_tradeoff_callable_uses_envelope_and_chords() -> None:
     for e in (0.0, 1.0, 2.5):
         lo, up = pld.delta_bracket(e)
         assert lo <= truth.delta(e) <= up
-    assert pld_from_guarantee(FDP(GaussianTradeoff(mu))).factors[0][0].name == "gaussian"
+    assert pld_from_guarantee(FDP(GaussianTradeoff(mu))).factors[0][0] == GaussianPair(mu)
 
 
 def test_from_densities_brackets_gaussian() -> None:
