@@ -34,6 +34,7 @@ __all__ = [
     "discrete_laplace_array",
     "floor_log2",
     "from_lattice",
+    "geometric_array",
     "to_lattice",
     "uniform_below",
 ]
@@ -263,24 +264,46 @@ def _geometric_e_vec(rng: np.random.Generator, size: int) -> NDArray[np.int64]:
     return v
 
 
+def _one_sided_vec(rng: np.random.Generator, t: int, m: int) -> NDArray[np.int64]:
+    """Up to m draws of X >= 0 with P(X = x) proportional to exp(-x/t) (CKS 2020, Alg. 2 before the
+    division and the sign): U uniform on {0..t-1} kept with probability exp(-U/t), X = U + t V with
+    V ~ Geometric(1 - 1/e)."""
+    u = rng.integers(0, t, size=m)
+    u = u[bernoulli_exp_neg_vec(rng, u, np.full(m, t, dtype=np.int64))]
+    v = _geometric_e_vec(rng, u.size)
+    if (v > (_VEC_LIMIT - t) // t).any():
+        raise OverflowError("a discrete Laplace draw exceeded the int64 range")
+    return np.asarray(u + t * v, dtype=np.int64)
+
+
 def _discrete_laplace_vec(rng: np.random.Generator, t: int, s: int, count: int) -> NDArray[np.int64]:
     """CKS Algorithm 2 on arrays: P(y) proportional to exp(-|y| s/t)."""
     out = np.empty(count, dtype=np.int64)
     filled = 0
     while filled < count:
-        m = count - filled + 16
-        u = rng.integers(0, t, size=m)
-        u = u[bernoulli_exp_neg_vec(rng, u, np.full(m, t, dtype=np.int64))]
-        v = _geometric_e_vec(rng, u.size)
-        if (v > (_VEC_LIMIT - t) // t).any():
-            raise OverflowError("a discrete Laplace draw exceeded the int64 range")
-        y = (u + t * v) // s
-        negative = rng.integers(0, 2, size=u.size) == 1
+        y = _one_sided_vec(rng, t, count - filled + 16) // s
+        negative = rng.integers(0, 2, size=y.size) == 1
         vals = np.where(negative, -y, y)[~(negative & (y == 0))]
         take = min(vals.size, count - filled)
         out[filled:filled + take] = vals[:take]
         filled += take
     return out
+
+
+def geometric_array(rng: np.random.Generator, t: int, shape: tuple[int, ...]) -> NDArray[np.int64]:
+    """An array of independent exact draws of X >= 0 with P(X = x) proportional to exp(-x/t), for an
+    integer 1 <= t <= ``VEC_MAX_DENOMINATOR`` (the one-sided geometric law)."""
+    t = check_count("t", t, low=1, high=VEC_MAX_DENOMINATOR)
+    shape = check_shape(shape)
+    count = math.prod(shape)
+    out = np.empty(count, dtype=np.int64)
+    filled = 0
+    while filled < count:
+        x = _one_sided_vec(rng, t, count - filled + 16)
+        take = min(x.size, count - filled)
+        out[filled:filled + take] = x[:take]
+        filled += take
+    return out.reshape(shape)
 
 
 def _discrete_gaussian_vec(rng: np.random.Generator, sigma2: Fraction, count: int) -> NDArray[np.int64]:

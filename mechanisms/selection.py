@@ -25,7 +25,14 @@ from accountant._numeric import check_count
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up
 from .queries import Query
-from .samplers import bernoulli_exp_neg_vec, discrete_laplace_array, floor_log2, from_lattice, to_lattice
+from .samplers import (
+    bernoulli_exp_neg_vec,
+    discrete_laplace_array,
+    floor_log2,
+    from_lattice,
+    geometric_array,
+    to_lattice,
+)
 
 __all__ = ["AboveThreshold", "ExponentialMechanism", "Peeling", "PrivateMax", "ReportNoisyMax"]
 
@@ -77,6 +84,15 @@ SCORE_EXPONENT_MAX_DENOMINATOR_BITS = 56
 SCORE_EXPONENT_MAX = 2**31
 
 
+def _score_lattice(q: Query) -> tuple[int, int]:
+    """(e, K): scores are rounded to n_r = round(u_r / 2^e), e = floor(log2 Delta) - 20, so a
+    neighbour moves every n_r by at most K = floor(Delta / 2^e) + 1 (half a step of rounding on each
+    side), and all in the same direction when the scores do (rounding is monotone)."""
+    delta = Fraction(_score_sensitivity(q))
+    e = floor_log2(delta) - SCORE_LATTICE_BITS
+    return e, math.floor(delta / Fraction(2) ** e) + 1
+
+
 @dataclass(frozen=True)
 class ExponentialMechanism(Mechanism):
     """Output candidate r with probability proportional to exp(eps u(D, r) / (2 Delta))
@@ -121,9 +137,7 @@ class ExponentialMechanism(Mechanism):
     def score_lattice(self) -> tuple[int, Fraction, int]:
         """(e, s, D): scores are rounded to 2^e Z; s is the exact exponent per lattice step and D the
         clip of the distances to the best score (class docstring)."""
-        delta = Fraction(_score_sensitivity(self.utility))
-        e = floor_log2(delta) - SCORE_LATTICE_BITS
-        k_shift = math.floor(delta / Fraction(2) ** e) + 1
+        e, k_shift = _score_lattice(self.utility)
         exact = Fraction(self.eps) / ((1 if self.monotone else 2) * k_shift)
         bits = min(SCORE_EXPONENT_MAX_DENOMINATOR_BITS, max(0, SCORE_EXPONENT_BITS - floor_log2(exact)))
         s = min(Fraction(math.floor(exact * 2**bits), 2**bits), Fraction(SCORE_EXPONENT_MAX))
@@ -165,6 +179,15 @@ class ReportNoisyMax(Mechanism):
     2 Delta, or Delta for monotone scores). Exponential noise: Ding et al. 2021 (identical to
     permute-and-flip, McKenna & Sheldon 2020). Gumbel noise: the output law is exactly the exponential
     mechanism's, so ``privacy_loss`` is available for it.
+
+    Sampled exactly (float noise has bounded tails: a candidate that cannot win on one input may win
+    on its neighbour). Laplace/exponential: scores on the lattice of ``ExponentialMechanism`` (n_r,
+    moved by at most K steps), plus exact two-sided / one-sided geometric noise with
+    P(z) proportional to exp(-|z|/t), t = ceil(c K/eps) steps (c = 2, or 1 when monotone), ties to the
+    lowest index. The event "r wins" is {Z_r >= threshold} for fixed other noise, the threshold moves
+    by at most 2K steps (K, and in the favourable direction for the other K, when monotone: Dwork &
+    Roth's argument), and both laws' tails satisfy S(c - m) <= e^(m/t) S(c): so P(r|D) <= e^eps P(r|D').
+    Gumbel: drawn from the exact exponential-mechanism sampler with the same eps (the same law).
     """
 
     utility: Query
@@ -197,30 +220,28 @@ class ReportNoisyMax(Mechanism):
     def output(self) -> OutputSpec:
         return OutputSpec("discrete", (), f"candidate index in 0..{_n_candidates(self.utility) - 1}")
 
-    def _scale(self) -> float:
-        c = 1.0 if self.monotone else 2.0
-        return c * _score_sensitivity(self.utility) / self.eps
+    def noise_steps(self) -> int:
+        """t = ceil(c K / eps): the geometric noise parameter in lattice steps (class docstring)."""
+        _, k_shift = _score_lattice(self.utility)
+        return math.ceil((1 if self.monotone else 2) * k_shift / Fraction(self.eps))
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        u = self.utility(data)
-        b = self._scale()
-        shape = (m, u.size)
+        if self.noise == "gumbel":
+            return ExponentialMechanism(self.utility, self.eps, self.monotone)._sample(data, rng, m)
+        e, _ = _score_lattice(self.utility)
+        n = to_lattice(self.utility(data), e)
+        t = Fraction(self.noise_steps())
+        shape = (m, n.size)
         if self.noise == "laplace":
-            z = rng.laplace(0.0, b, size=shape)
-        elif self.noise == "exponential":
-            z = rng.exponential(b, size=shape)
+            z = discrete_laplace_array(rng, t, shape)
         else:
-            z = rng.gumbel(0.0, b, size=shape)
-        return np.asarray(np.argmax(u[None, :] + z, axis=1), dtype=np.int64)
+            z = geometric_array(rng, int(t), shape)
+        return np.asarray(np.argmax(n[None, :] + z, axis=1), dtype=np.int64)
 
     def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
         if self.noise != "gumbel":
             raise NotImplementedError("report-noisy-max has a closed-form output law only with Gumbel noise")
-        idx = _indices(y, _n_candidates(self.utility))
-        b = self._scale()
-        lp1 = _log_softmax_rows(self.utility(data) / b)
-        lp2 = _log_softmax_rows(self.utility(data2) / b)
-        return lp1[idx] - lp2[idx]
+        return ExponentialMechanism(self.utility, self.eps, self.monotone).privacy_loss(y, data, data2)
 
 
 #: The noisy value of PrivateMax is released on the lattice 2^(floor(log2 scale) - VALUE_LATTICE_BITS) Z.

@@ -207,3 +207,47 @@ def test_scalar_laplace_example_declares_what_it_samples() -> None:
     continuous = 1 - MP.exp((mid - MP.mpf(k1) / t) / 2)  # Laplace shift mu: delta = 1 - e^((eps - mu)/2)
     assert _lattice_laplace_delta(k1, t, mid) > continuous
     assert FDP(LaplaceTradeoff(k1 / t)).delta(mid) < _lattice_laplace_delta(k1, t, mid)
+
+
+# --------------------------------------------------------------------------- report-noisy-max
+
+
+def test_geometric_sampler_matches_its_law() -> None:
+    """geometric_array(t = 3): chi-square against P(x) = (1 - r) r^x, r = e^-1/3, on x = 0..19 and a
+    tail bin (fixed seed, 200,000 draws, rejects at 1e-6)."""
+    from scipy import stats
+
+    from mechanisms.samplers import geometric_array
+
+    x = geometric_array(np.random.default_rng(9), 3, (200_000,))
+    r = math.exp(-1 / 3)
+    p = np.array([(1 - r) * r**k for k in range(20)] + [r**20])
+    counts = np.append(np.bincount(np.minimum(x, 20), minlength=21)[:20], np.count_nonzero(x >= 20))
+    assert stats.chisquare(counts, p * x.size).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("noise", ["laplace", "exponential"])
+def test_report_noisy_max_noise_has_unbounded_exact_tails(noise: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Float Laplace/exponential draws are bounded (|Z| < 37.5 b), so a candidate 80 scales behind
+    never won with the former sampler while it wins with positive probability on a neighbour 79
+    scales behind: infinite loss. The exact noise is integer geometric noise on the score lattice,
+    drawn by the catalogue's samplers with t = ceil(2K/eps) steps; a large draw (here forced) lets
+    any candidate win."""
+    from mechanisms import ReportNoisyMax, samplers
+
+    rnm = ReportNoisyMax(_score_query(2, 1.0), eps=1.0, noise=noise)  # type: ignore[arg-type]
+    t = rnm.noise_steps()
+    assert t == math.ceil(2 * (2**20 + 1) / Fraction(1))  # Delta = 1: lattice 2^-20, K = 2^20 + 1
+    big = np.array([[0, 100 * t]])
+    name = "discrete_laplace_array" if noise == "laplace" else "geometric_array"
+    seen: list[Any] = []
+
+    def forced(rng: np.random.Generator, scale: Any, shape: tuple[int, ...]) -> Any:
+        seen.append(scale)
+        return np.broadcast_to(big, shape).copy()
+
+    monkeypatch.setattr(mechanisms.selection, name, forced, raising=False)
+    out = rnm.sample(np.array([0.0, -80.0]), np.random.default_rng(0), size=10)
+    assert (out == 1).all() and int(seen[0]) == t
+    assert hasattr(samplers, name)
