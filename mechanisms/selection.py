@@ -420,6 +420,12 @@ class AboveThreshold(Mechanism):
     Li 2017, Alg. 1 with c = 1): rho ~ Lap(2 Delta/eps) drawn once, nu_i ~ Lap(4 Delta/eps) per query
     (Lap(2 Delta/eps) for monotone queries, Lyu et al. Thm 3); output the index of the first query with
     q_i(D) + nu_i >= threshold + rho and halt, or k (meaning "none") if no query passes. eps-DP.
+
+    Sampled exactly: queries and threshold on the lattice of ``ExponentialMechanism`` (a neighbour
+    moves each n_i by at most K steps), rho and nu_i exact discrete Laplace with t = ceil(2K/eps) and
+    ceil(4K/eps) steps (ceil(2K/eps) monotone). The proof of Lyu et al. carries over: shifting rho by K
+    and the winner's nu by 2K (K) maps outcomes onto outcomes, and the discrete Laplace pmf satisfies
+    p(z + m) <= e^(m/t) p(z), so the cost is K/t_rho + 2K/t_nu <= eps.
     """
 
     queries: Query
@@ -450,10 +456,12 @@ class AboveThreshold(Mechanism):
                                           f"or {k} if none")
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        q = self.queries(data)
-        delta = _score_sensitivity(self.queries)
-        rho = rng.laplace(0.0, 2.0 * delta / self.eps, size=(m, 1))
-        nu_scale = (2.0 if self.monotone else 4.0) * delta / self.eps
-        above = q[None, :] + rng.laplace(0.0, nu_scale, size=(m, q.size)) >= float(self.threshold) + rho
+        e, k_shift = _score_lattice(self.queries)
+        n = to_lattice(self.queries(data), e)
+        n_threshold = int(to_lattice(np.array([self.threshold]), e)[0])
+        t_rho = math.ceil(2 * k_shift / Fraction(self.eps))
+        t_nu = math.ceil((2 if self.monotone else 4) * k_shift / Fraction(self.eps))
+        rho = discrete_laplace_array(rng, Fraction(t_rho), (m, 1))
+        above = n[None, :] + discrete_laplace_array(rng, Fraction(t_nu), (m, n.size)) >= n_threshold + rho
         first = np.argmax(above, axis=1)
-        return np.where(above.any(axis=1), first, q.size).astype(np.int64)
+        return np.where(above.any(axis=1), first, n.size).astype(np.int64)

@@ -251,3 +251,28 @@ def test_report_noisy_max_noise_has_unbounded_exact_tails(noise: str,
     out = rnm.sample(np.array([0.0, -80.0]), np.random.default_rng(0), size=10)
     assert (out == 1).all() and int(seen[0]) == t
     assert hasattr(samplers, name)
+
+
+@pytest.mark.parametrize(("monotone", "nu_factor"), [(False, 4), (True, 2)])
+def test_above_threshold_uses_exact_lattice_noise(monotone: bool, nu_factor: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """AboveThreshold draws rho and nu from the exact discrete Laplace on the score lattice with
+    t = ceil(2K/eps) and ceil(4K/eps) steps (2K/eps when monotone), K = 2^20 + 1 for Delta = 1: the
+    proof's shifts (K for rho, 2K or K for nu) cost at most eps (the float draws it replaced have
+    bounded tails, so some answers were impossible on one input only)."""
+    from mechanisms import AboveThreshold
+
+    scales: list[int] = []
+    real = mechanisms.selection.discrete_laplace_array
+
+    def recording(rng: np.random.Generator, scale: Any, shape: tuple[int, ...]) -> Any:
+        scales.append(int(scale))
+        return real(rng, scale, shape)
+
+    monkeypatch.setattr(mechanisms.selection, "discrete_laplace_array", recording)
+    q = CustomQuery(Domain(-1e6, 1e6), lambda x: x, 3, linf=1.0, monotone=monotone)
+    out = AboveThreshold(q, threshold=0.0, eps=0.5).sample(np.array([-3.0, 0.5, 4.0]),
+                                                          np.random.default_rng(4), size=2000)
+    k = 2**20 + 1
+    assert scales == [math.ceil(2 * k / 0.5), math.ceil(nu_factor * k / 0.5)]
+    assert set(np.unique(out).tolist()) <= {0, 1, 2, 3} and np.count_nonzero(out == 2) > 0
