@@ -275,15 +275,25 @@ class _ValueLattice:
         return from_lattice(to_lattice(values, self.exponent) + noise, self.exponent)
 
 
-def _private_max_steps(f: FloatArray, scale: float, lattice: _ValueLattice, rng: np.random.Generator,
-                       m: int, k: int) -> NDArray[np.float64]:
-    """k rounds of PrivateMax on m independent runs: (m, k, 2) array of (index, noisy value)."""
+def _argmax_lattice(utility: Query, scale: float) -> tuple[int, int, int]:
+    """(e, K, t): the scores on the lattice of ``ExponentialMechanism`` (moved by at most K steps) and
+    Laplace(scale) noise drawn exactly as discrete Laplace with t = ceil(scale / 2^e) steps."""
+    e, k_shift = _score_lattice(utility)
+    return e, k_shift, math.ceil(Fraction(scale) / Fraction(2) ** e)
+
+
+def _private_max_steps(f: FloatArray, scale: float, utility: Query, lattice: _ValueLattice,
+                       rng: np.random.Generator, m: int, k: int) -> NDArray[np.float64]:
+    """k rounds of PrivateMax on m independent runs: (m, k, 2) array of (index, noisy value); the
+    argmax of |n_j + Z_j| on the score lattice with exact discrete Laplace Z (``_argmax_lattice``)."""
+    e, _, t = _argmax_lattice(utility, scale)
+    n = to_lattice(f, e)
     out = np.empty((m, k, 2))
     removed = np.zeros((m, f.size), dtype=bool)
     rows = np.arange(m)
     for j in range(k):
-        noisy = np.abs(f[None, :] + rng.laplace(0.0, scale, size=(m, f.size)))
-        noisy[removed] = -np.inf
+        noisy = np.abs(n[None, :] + discrete_laplace_array(rng, Fraction(t), (m, f.size)))
+        noisy[removed] = -1
         idx = np.argmax(noisy, axis=1)
         removed[rows, idx] = True
         out[:, j, 0] = idx
@@ -297,7 +307,10 @@ class PrivateMax(Mechanism):
     Laplace(2B/eps), return i = argmax_j |f_j(D) + xi_j| and f_i(D) + w. Output: [index, value].
 
     B is the L-infinity sensitivity of the utility. Guarantee: ``PureDP(3 eps / 2)`` plus at most
-    2^-15 (below). Lemma 16 of the seed states (eps, 0)-DP; our accounting is: the argmax step is
+    2^-15 (below). Sampled exactly: the argmax is taken over |n_j + Z_j| with the scores on the lattice
+    of ``ExponentialMechanism`` (moved by at most K steps) and exact discrete Laplace Z of t steps,
+    so the event "i wins" is two half-lines whose end points move by at most 2K steps: 2K/t.
+    Lemma 16 of the seed states (eps, 0)-DP; our accounting is: the argmax step is
     eps-DP (the event "i wins" is a pair of half-lines for xi_i whose end points move by at most 2B,
     i.e. 2B/scale = eps), and releasing f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2);
     for non-monotone scores the argmax bound is approached, so we declare the sum. The value is
@@ -337,10 +350,11 @@ class PrivateMax(Mechanism):
         return scale, _ValueLattice.for_scale(scale, b)
 
     def guarantee_eps(self) -> float:
-        """eps of the argmax (2B/scale) plus eps of the lattice value release, rounded up."""
+        """eps of the argmax on the score lattice (2K/t, about 2B/scale) plus eps of the lattice value
+        release, rounded up."""
         scale, lattice = self._noise()
-        argmax = Fraction(2) * Fraction(_score_sensitivity(self.utility)) / Fraction(scale)
-        return to_float_up("eps", sympy.Rational(argmax + lattice.eps))
+        _, k_shift, t = _argmax_lattice(self.utility, scale)
+        return to_float_up("eps", sympy.Rational(Fraction(2 * k_shift, t) + lattice.eps))
 
     def guarantee(self) -> Guarantee:
         return PureDP(self.guarantee_eps())
@@ -352,7 +366,8 @@ class PrivateMax(Mechanism):
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         scale, lattice = self._noise()
-        return _private_max_steps(self.utility(data), scale, lattice, rng, m, 1)[:, 0, :]
+        steps = _private_max_steps(self.utility(data), scale, self.utility, lattice, rng, m, 1)
+        return steps[:, 0, :]
 
 
 @dataclass(frozen=True)
@@ -411,7 +426,7 @@ class Peeling(Mechanism):
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         scale, lattice = self.round._noise()
-        return _private_max_steps(self.utility(data), scale, lattice, rng, m, self.k)
+        return _private_max_steps(self.utility(data), scale, self.utility, lattice, rng, m, self.k)
 
 
 @dataclass(frozen=True)

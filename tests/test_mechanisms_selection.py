@@ -124,9 +124,10 @@ def test_private_max_index_and_value() -> None:
 
 def test_private_max_declared_guarantee() -> None:
     q = scores([1.0, 2.0], 1.0)
-    # argmax eps (2B/scale = 1) plus the lattice value release: with scale b = 2 and lattice step
+    # argmax eps on the score lattice 2^-20 (K = 2^20 + 1 steps, Laplace scale 2 = t = 2^21 steps):
+    # 2K/t = 1 + 2^-20; plus the lattice value release: with scale b = 2 and lattice step
     # 2^(floor(log2 b) - 16) = 2^-15, t = b / step = 2^16 and the shift is B / step + 1 = 2^15 + 1
-    expected = 1.0 + (2**15 + 1) / 2**16
+    expected = 1.0 + 2.0**-20 + (2**15 + 1) / 2**16
     assert PrivateMax(q, eps=1.0).guarantee().epsilon(0.0) == pytest.approx(expected, rel=1e-12)
     assert 1.5 <= expected <= 1.5 * (1 + 2**-14)
     budget = PrivateMax.for_budget(q, 1.0).guarantee().epsilon(0.0)
