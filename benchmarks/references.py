@@ -367,6 +367,8 @@ class MonotoneBase(Protocol):
     def x_of_log_lr(self, y: mpf) -> mpf: ...     # inverse (may return +-inf)
     def surv_p(self, x: mpf) -> mpf: ...          # P0(X > x)
     def surv_q(self, x: mpf) -> mpf: ...          # Q0(X > x)
+    def cdf_p(self, x: mpf) -> mpf: ...           # P0(X <= x), to full relative precision
+    def cdf_q(self, x: mpf) -> mpf: ...           # Q0(X <= x)
 
 
 @dataclass
@@ -386,6 +388,12 @@ class GaussianBase:
 
     def surv_q(self, x: mpf) -> mpf:
         return mpmath.ncdf(mpf_of(self.mu) - x)
+
+    def cdf_p(self, x: mpf) -> mpf:
+        return mpmath.ncdf(x)
+
+    def cdf_q(self, x: mpf) -> mpf:
+        return mpmath.ncdf(x - mpf_of(self.mu))
 
 
 @dataclass
@@ -416,6 +424,17 @@ class LaplaceBase:
             return ZERO
         return 1 - mpmath.exp(e0 * (x - 1) / 2) / 2
 
+    def cdf_p(self, x: mpf) -> mpf:
+        return 1 - self.surv_p(x)  # >= 1/2 from t = -1 on: no loss of relative precision
+
+    def cdf_q(self, x: mpf) -> mpf:
+        e0 = mpf_of(self.eps0)
+        if x < -1:
+            return ZERO
+        if x >= 1:
+            return ONE
+        return mpmath.exp(e0 * (x - 1) / 2) / 2
+
 
 @dataclass
 class MonotoneStep:
@@ -441,7 +460,8 @@ class MonotoneStep:
         if c2 > 0:  # positive above x
             v = c1 * self.base.surv_p(x) + c2 * self.base.surv_q(x)
         else:
-            v = c1 * (1 - self.base.surv_p(x)) + c2 * (1 - self.base.surv_q(x))
+            # the CDFs to full relative precision: c2 can be as large as e^eps
+            v = c1 * self.base.cdf_p(x) + c2 * self.base.cdf_q(x)
         return max(ZERO, v)
 
     def kinks(self) -> list[mpf]:
