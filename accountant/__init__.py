@@ -19,6 +19,7 @@ from .conversions import (
 from .dpsgd import DPSGDAccount, dpsgd_clt_mu, dpsgd_epsilon, subsampled_gaussian_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .ledger import BudgetExceededError, Ledger, Release
+from .ordering import Implication, implication, implies
 from .pairs import (
     ApproxDPPair,
     DiscreteGaussianPair,
@@ -63,6 +64,7 @@ __all__ = [
     "GaussianPair",
     "GaussianTradeoff",
     "Guarantee",
+    "Implication",
     "LaplacePair",
     "LaplaceTradeoff",
     "Ledger",
@@ -87,6 +89,8 @@ __all__ = [
     "gdp_to_approx_dp",
     "gdp_to_tradeoff",
     "gdp_to_zcdp",
+    "implication",
+    "implies",
     "pld_from_guarantee",
     "profile_to_tradeoff",
     "pure_dp_to_approx_dp",

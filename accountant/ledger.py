@@ -17,6 +17,7 @@ from ._numeric import check_count, check_real, hypot_up, sum_up
 from .composition import compose
 from .conversions import gdp_to_zcdp, pure_dp_to_zcdp
 from .guarantees import CLTGDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from .ordering import implication
 from .pairs import pair_from_spec, pair_to_spec
 from .pld import PLD
 
@@ -80,11 +81,11 @@ class Ledger:
         release = Release(guarantee, count, label)
         candidate = (*self._releases, release)
         if self._budget is not None:
-            ok, spent = _within(self._budget, _compose(candidate))
-            if not ok:
+            spent = implication(_compose(candidate), self._budget)
+            if not spent.holds:
                 raise BudgetExceededError(
                     f"release {label or type(guarantee).__name__!r} (x{count}) would exceed the "
-                    f"budget {self._budget}: spent would be {spent}")
+                    f"budget {self._budget}: spent would be {spent.detail}")
         self._releases = candidate
         return release
 
@@ -165,10 +166,10 @@ class Ledger:
         releases = tuple(Release(guarantee_from_dict(r["guarantee"]), r["count"], r["label"])
                          for r in data["releases"])
         if budget is not None and releases:
-            ok, spent = _within(budget, _compose(releases))
-            if not ok:
+            spent = implication(_compose(releases), budget)
+            if not spent.holds:
                 raise BudgetExceededError(f"the ledger is already over its budget {budget}: "
-                                          f"spent is {spent}")
+                                          f"spent is {spent.detail}")
         ledger._releases = releases
         return ledger
 
@@ -198,25 +199,6 @@ def _compose(releases: tuple[Release, ...]) -> Guarantee:
         else:
             gs.extend([g] * r.count)
     return compose(gs)
-
-
-def _within(budget: Guarantee, spent: Guarantee) -> tuple[bool, str]:
-    if isinstance(budget, (PureDP, ApproxDP)):
-        d = budget.delta_ if isinstance(budget, ApproxDP) else 0.0
-        eps = spent.epsilon(d)
-        return eps <= budget.eps, f"eps = {eps:.6g} at delta = {d:g}"
-    if isinstance(budget, GDP):
-        if type(spent) is not GDP:
-            return False, f"{spent} (not a GDP guarantee)"
-        return spent.mu <= budget.mu, str(spent)
-    if isinstance(budget, ZCDP):
-        if type(spent) is ZCDP:
-            return spent.rho <= budget.rho, str(spent)
-        if type(spent) is GDP:
-            rho = gdp_to_zcdp(spent.mu).rho
-            return rho <= budget.rho, f"rho = {rho:.6g}"
-        return False, f"{spent} (not a zCDP guarantee)"
-    raise TypeError(f"unsupported budget {type(budget).__name__}")
 
 
 # ============================ guarantees <-> JSON ================================================

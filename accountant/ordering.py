@@ -1,0 +1,120 @@
+"""One ordering of guarantees: does a guarantee ``g`` imply a ``target``?
+
+``implication(g, target)`` dispatches on the target's type (``functools.singledispatch``: register
+a new target type without editing this module) and answers only what it can prove from sound
+figures: closed forms where they exist (GDP by mu, zCDP by rho), otherwise the upper bounds every
+guarantee reports (``epsilon(delta)``, ``delta(eps)``) or its sound lower curve. "False" means "not
+shown", never "shown false". An approximation (``CLTGDP``) implies nothing and is refused.
+The ledger, certification and calibration all ask this one question.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import singledispatch
+
+import numpy as np
+
+from .conversions import pure_dp_to_gdp
+from .guarantees import CLTGDP, FDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from .tradeoff import GaussianTradeoff, PiecewiseLinearTradeoff, TradeoffFunction
+
+#: Relative margin on a target curve evaluated in floating point before it is compared with a
+#: bound (the closed-form curves are accurate to a few ulp).
+CURVE_MARGIN = 1e-12
+
+
+@dataclass(frozen=True)
+class Implication:
+    """Whether ``g`` was shown to imply the target, and the figure that decided it."""
+
+    holds: bool
+    detail: str
+
+    def __bool__(self) -> bool:
+        return self.holds
+
+
+def implies(g: Guarantee, target: Guarantee) -> bool:
+    """True when ``g`` is shown, soundly, to imply ``target`` (see ``implication``)."""
+    return implication(g, target).holds
+
+
+def implication(g: Guarantee, target: Guarantee) -> Implication:
+    """Whether ``g`` implies ``target``, with the deciding figure (e.g. "eps = 1.2 at delta = 1e-6")."""
+    for name, value in (("g", g), ("target", target)):
+        if not isinstance(value, Guarantee):
+            raise TypeError(f"{name} must be an accountant guarantee, got {type(value).__name__}")
+        if isinstance(value, CLTGDP):
+            raise TypeError(f"{name} is a CLT approximation, which implies nothing; use its "
+                            ".rigorous() guarantee")
+    return _implication(target, g)
+
+
+@singledispatch
+def _implication(target: Guarantee, g: Guarantee) -> Implication:
+    raise TypeError(f"no ordering is known for a {type(target).__name__} target; register one "
+                    "with accountant.ordering.register_target")
+
+
+register_target = _implication.register
+
+
+@_implication.register
+def _(target: PureDP, g: Guarantee) -> Implication:
+    eps = g.epsilon(0.0)
+    return Implication(eps <= target.eps, f"eps = {eps:.6g} at delta = 0")
+
+
+@_implication.register
+def _(target: ApproxDP, g: Guarantee) -> Implication:
+    eps = g.epsilon(target.delta_)
+    return Implication(eps <= target.eps, f"eps = {eps:.6g} at delta = {target.delta_:g}")
+
+
+@_implication.register
+def _(target: GDP, g: Guarantee) -> Implication:
+    if type(g) is GDP:
+        return Implication(g.mu <= target.mu, str(g))
+    if type(g) is PureDP:
+        mu = pure_dp_to_gdp(g.eps).mu
+        return Implication(mu <= target.mu, f"mu = {mu:.6g} (Dong, Roth & Su 2022, Sec. 2)")
+    return _curve_above(g.tradeoff, GaussianTradeoff(target.mu), str(target))
+
+
+@_implication.register
+def _(target: FDP, g: Guarantee) -> Implication:
+    f = target.tradeoff
+    if type(g) is GDP and isinstance(f, GaussianTradeoff):
+        return Implication(g.mu <= f.mu, str(g))
+    return _curve_above(g.tradeoff, f, f"f-DP with f = {f!r}")
+
+
+@_implication.register
+def _(target: ZCDP, g: Guarantee) -> Implication:
+    # mu-GDP is (mu^2/2)-zCDP and eps-DP is (eps^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
+    if type(g) is ZCDP:
+        rho = g.rho
+    elif type(g) is GDP:
+        rho = math.nextafter(g.mu * g.mu / 2.0, math.inf)
+    elif type(g) is PureDP:
+        rho = math.nextafter(g.eps * g.eps / 2.0, math.inf)
+    else:
+        return Implication(False, f"{g} (no zCDP bound is known for it)")
+    return Implication(rho <= target.rho, f"rho = {rho:.6g}")
+
+
+def _curve_above(curve: TradeoffFunction, f: TradeoffFunction, name: str) -> Implication:
+    """Whether a sound lower curve lies above a convex target f everywhere. On each segment of a
+    piecewise-linear curve, curve - f is concave, so its minimum is at the knots: checking the knots
+    (with f raised by CURVE_MARGIN, relatively, up to 1 - a) is a proof."""
+    if not isinstance(curve, PiecewiseLinearTradeoff):
+        return Implication(False, f"no exact comparison of {curve!r} with {name}")
+    a = np.asarray(curve.alphas, dtype=np.float64)
+    # any trade-off function has f(a) <= 1 - a, so the margin never needs to exceed that
+    gap = float(np.min(curve(a) - np.minimum(f(a) * (1.0 + CURVE_MARGIN), 1.0 - a)))
+    return Implication(gap >= 0.0, f"smallest margin of the curve over {name}: {gap:.3g}")
+
+
+__all__ = ["Implication", "implication", "implies", "register_target"]
