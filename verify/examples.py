@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from accountant import GDP, Guarantee, PureDP, check_real
 from mechanisms import CustomQuery, Domain, Gaussian, Laplace
 from mechanisms import RandomizedResponse as CatalogueRR
+from mechanisms import ReportNoisyMax as CatalogueRNM
 from mechanisms.samplers import discrete_laplace_array, from_lattice, to_lattice
 
 GRID_EXPONENT = -20
@@ -185,12 +186,20 @@ class GeometricMechanism:
                           data)
 
 
+@lru_cache(maxsize=32)
+def _catalogue_rnm(k: int, eps: float, noise: str) -> CatalogueRNM:
+    """The catalogue's report-noisy-max over k counts (monotone, L-infinity sensitivity 1)."""
+    counts = CustomQuery(Domain(-SCALAR_BOUND, SCALAR_BOUND), _identity, k, linf=1, monotone=True)
+    return CatalogueRNM(counts, eps, noise, monotone=True)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class ReportNoisyMax:
     """Report-noisy-max index over counting queries (monotone, sensitivity 1, add/remove one):
     noise Exp(1/eps) (Ding et al. 2021; equivalent to permute-and-flip) or Lap(1/eps) (Dwork & Roth
-    Claim 3.9); both eps-DP. With ``return_value`` the noisy maximum itself is released too: a bug
-    whose privacy loss grows with the number of queries."""
+    Claim 3.9); both eps-DP, sampled exactly by the catalogue's ``mechanisms.ReportNoisyMax``. With
+    ``return_value`` the noisy maximum itself is released too (float noise): a bug whose privacy loss
+    grows with the number of queries."""
 
     eps: float
     noise: str = "exponential"
@@ -205,6 +214,8 @@ class ReportNoisyMax:
 
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         q = _data(data)
+        if not self.return_value:
+            return _catalogue_rnm(q.size, self.eps, self.noise).sample(q, rng, size)
         shape = (_size(size), q.size)
         z = rng.exponential(1 / self.eps, shape) if self.noise == "exponential" else \
             rng.laplace(0.0, 1 / self.eps, shape)
