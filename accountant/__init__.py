@@ -1,7 +1,14 @@
 """dpcert accountant: privacy guarantees, trade-off functions, conversions and composition."""
 
 from ._numeric import check_real
-from .composition import compose, compose_advanced, compose_basic, compose_clt, compose_rdp
+from .composition import (
+    compose,
+    compose_advanced,
+    compose_basic,
+    compose_clt,
+    compose_rdp,
+    register_composition,
+)
 from .conversions import (
     gdp_to_approx_dp,
     gdp_to_tradeoff,
@@ -19,7 +26,7 @@ from .conversions import (
 from .dpsgd import DPSGDAccount, dpsgd_clt_mu, dpsgd_epsilon, subsampled_gaussian_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .ledger import BudgetExceededError, Ledger, Release
-from .ordering import Implication, implication, implies
+from .ordering import Implication, implication, implies, register_target
 from .pairs import (
     ApproxDPPair,
     DiscreteGaussianPair,
@@ -31,6 +38,7 @@ from .pairs import (
     RandomizedResponsePair,
 )
 from .pld import PLD, compose_plds, pld_from_guarantee
+from .serialisation import guarantee_from_dict, guarantee_to_dict, register_guarantee
 from .subsampling import SubsampledPair, subsample, subsampled_gaussian
 from .tradeoff import (
     CallableTradeoff,
@@ -89,6 +97,8 @@ __all__ = [
     "gdp_to_approx_dp",
     "gdp_to_tradeoff",
     "gdp_to_zcdp",
+    "guarantee_from_dict",
+    "guarantee_to_dict",
     "implication",
     "implies",
     "pld_from_guarantee",
@@ -99,6 +109,9 @@ __all__ = [
     "pure_dp_to_zcdp",
     "rdp_to_approx_dp",
     "rdp_to_approx_dp_classic",
+    "register_composition",
+    "register_guarantee",
+    "register_target",
     "subsample",
     "subsampled_gaussian",
     "subsampled_gaussian_rdp",

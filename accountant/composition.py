@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 import mpmath
 import numpy as np
@@ -14,7 +14,7 @@ import numpy as np
 from ._numeric import check_count, hypot_up, log_binomial_pmf, round_up, sum_up
 from .conversions import to_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from .pld import PLD, compose_plds
+from .pld import compose_plds
 from .tradeoff import FiniteLossTradeoff, ProfileTradeoff
 
 Method = Literal["exact", "pld", "clt", "basic", "advanced", "rdp"]
@@ -79,20 +79,30 @@ def _guarantee_list(guarantees: Sequence[Guarantee]) -> list[Guarantee]:
     return gs
 
 
+#: Closed forms of composition, by the set of guarantee types they take (``register_composition``).
+_CLOSED_FORMS: list[tuple[frozenset[type[Guarantee]], Callable[[list[Guarantee]], Guarantee]]] = []
+
+
+def register_composition(kinds: type[Guarantee] | tuple[type[Guarantee], ...],
+                         fn: Callable[[list[Any]], Guarantee]) -> None:
+    """Register the exact composition of lists whose guarantees all have (exactly) one of the
+    ``kinds``; ``compose(..., method="exact")`` uses the first registered form that covers a list,
+    and the numeric PLD when none does (``pld_from_guarantee`` is registrable too)."""
+    group = kinds if isinstance(kinds, tuple) else (kinds,)
+    for k in group:
+        if not (isinstance(k, type) and issubclass(k, Guarantee)):
+            raise TypeError(f"kinds must be Guarantee subclasses, got {k!r}")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    _CLOSED_FORMS.append((frozenset(group), fn))
+
+
 def _compose_exact(gs: list[Guarantee]) -> Guarantee:
     kinds = set(map(type, gs))
-    if kinds <= {GDP}:
-        return GDP(hypot_up(g.mu for g in gs if isinstance(g, GDP)))
-    if kinds <= {ZCDP}:
-        return ZCDP(sum_up(g.rho for g in gs if isinstance(g, ZCDP)))
-    if kinds <= {RDP, ZCDP}:
-        return _compose_as_rdp(gs)
-    if kinds <= {PureDP, ApproxDP}:
-        return compose_approx_dp_exact(gs)
-    if PLD in kinds or not kinds <= {RDP, ZCDP}:
-        return compose_plds(gs)
-    names = ", ".join(sorted(k.__name__ for k in kinds))
-    raise ValueError(f"no exact closed form composes {names}; use method='rdp' or 'pld'")
+    for group, fn in _CLOSED_FORMS:
+        if kinds <= group:
+            return fn(gs)
+    return compose_plds(gs)
 
 
 def _eps_delta(g: Guarantee) -> tuple[float, float]:
@@ -241,3 +251,9 @@ def compose_advanced(gs: Sequence[Guarantee]) -> FDP:
     """The advanced composition theorem as an f-DP guarantee built from its profile. A baseline."""
     return FDP(ProfileTradeoff(advanced_composition_profile(
         [_eps_delta(g) for g in _guarantee_list(gs)])))
+
+
+register_composition(GDP, lambda gs: GDP(hypot_up(g.mu for g in gs)))  # DRS Cor. 3.3
+register_composition(ZCDP, lambda gs: ZCDP(sum_up(g.rho for g in gs)))  # Bun & Steinke 2016
+register_composition((RDP, ZCDP), lambda gs: _compose_as_rdp(gs))  # Mironov 2017, Prop. 1
+register_composition((PureDP, ApproxDP), compose_approx_dp_exact)  # Kairouz, Oh & Viswanath 2015

@@ -16,10 +16,10 @@ from typing import Any
 from ._numeric import check_count, check_real, hypot_up, sum_up
 from .composition import compose
 from .conversions import gdp_to_zcdp, pure_dp_to_zcdp
-from .guarantees import CLTGDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from .ordering import implication
-from .pairs import pair_from_spec, pair_to_spec
+from .guarantees import CLTGDP, GDP, ZCDP, Guarantee, PureDP
+from .ordering import can_be_target, implication
 from .pld import PLD
+from .serialisation import guarantee_from_dict, guarantee_to_dict
 
 
 class BudgetExceededError(ValueError):
@@ -58,10 +58,10 @@ class Ledger:
 
     def __init__(self, budget: Guarantee | None = None,
                  releases: tuple[Release, ...] = ()) -> None:
-        if budget is not None and (not isinstance(budget, (PureDP, ApproxDP, GDP, ZCDP))
-                                   or isinstance(budget, CLTGDP)):
-            raise TypeError("budget must be PureDP, ApproxDP, GDP or ZCDP, got "
-                            f"{type(budget).__name__}")
+        if budget is not None and not (isinstance(budget, Guarantee)
+                                       and can_be_target(type(budget))):
+            raise TypeError("budget must be a guarantee with a registered ordering (PureDP, "
+                            f"ApproxDP, GDP, ZCDP, FDP, ...), got {type(budget).__name__}")
         self._budget = budget
         self._releases: tuple[Release, ...] = ()
         for r in releases:
@@ -199,44 +199,3 @@ def _compose(releases: tuple[Release, ...]) -> Guarantee:
         else:
             gs.extend([g] * r.count)
     return compose(gs)
-
-
-# ============================ guarantees <-> JSON ================================================
-
-
-def guarantee_to_dict(g: Guarantee) -> dict[str, Any]:
-    """A JSON-ready description of a guarantee (closed forms and PLDs of known mechanisms)."""
-    if type(g) is PureDP:
-        return {"type": "PureDP", "eps": g.eps}
-    if type(g) is ApproxDP:
-        return {"type": "ApproxDP", "eps": g.eps, "delta": g.delta_}
-    if type(g) is GDP:
-        return {"type": "GDP", "mu": g.mu}
-    if type(g) is ZCDP:
-        return {"type": "ZCDP", "rho": g.rho}
-    if type(g) is RDP and g.curve is None:
-        return {"type": "RDP", "orders": list(g.orders), "epsilons": list(g.epsilons)}
-    if isinstance(g, PLD):
-        return {"type": "PLD", "tol": g.tol,
-                "factors": [[pair_to_spec(s), c] for s, c in g.factors]}
-    raise TypeError(f"cannot serialise a {type(g).__name__} guarantee to JSON")
-
-
-def guarantee_from_dict(d: dict[str, Any]) -> Guarantee:
-    """Inverse of ``guarantee_to_dict``."""
-    kind = d.get("type")
-    if kind == "PureDP":
-        return PureDP(float(d["eps"]))
-    if kind == "ApproxDP":
-        return ApproxDP(float(d["eps"]), float(d["delta"]))
-    if kind == "GDP":
-        return GDP(float(d["mu"]))
-    if kind == "ZCDP":
-        return ZCDP(float(d["rho"]))
-    if kind == "RDP":
-        return RDP(orders=tuple(d["orders"]), epsilons=tuple(d["epsilons"]))
-    if kind == "PLD":
-        return PLD(tuple((pair_from_spec(s), int(c)) for s, c in d["factors"]), float(d["tol"]))
-    raise ValueError(f"unknown guarantee type {kind!r}")
-
-

@@ -61,6 +61,11 @@ def _implication(target: Guarantee, g: Guarantee) -> Implication:
 register_target = _implication.register
 
 
+def can_be_target(cls: type) -> bool:
+    """Whether an ordering is registered for targets of this type (approximations never)."""
+    return not issubclass(cls, CLTGDP) and _implication.dispatch(cls) is not _implication.dispatch(object)
+
+
 @_implication.register
 def _(target: PureDP, g: Guarantee) -> Implication:
     eps = g.epsilon(0.0)
@@ -117,4 +122,4 @@ def _curve_above(curve: TradeoffFunction, f: TradeoffFunction, name: str) -> Imp
     return Implication(gap >= 0.0, f"smallest margin of the curve over {name}: {gap:.3g}")
 
 
-__all__ = ["Implication", "implication", "implies", "register_target"]
+__all__ = ["Implication", "can_be_target", "implication", "implies", "register_target"]
