@@ -57,6 +57,7 @@ NOT_WALKED = {
     "accountant.register_guarantee": "registration hook (takes a type)",
     "accountant.register_target": "registration hook (a singledispatch register)",
     "accountant.DPSGDAccount": "result record returned by dpsgd_epsilon",
+    "accountant.Method": "type alias",
     "mechanisms.Mechanism": "abstract base",
     "mechanisms.Query": "abstract base",
     "mechanisms.ADJACENCIES": "constant",
