@@ -2,6 +2,7 @@
 
 from ._numeric import check_real
 from .composition import (
+    Method,
     compose,
     compose_advanced,
     compose_basic,
@@ -77,6 +78,7 @@ __all__ = [
     "LaplaceTradeoff",
     "Ledger",
     "LossMoments",
+    "Method",
     "Pair",
     "PiecewiseLinearTradeoff",
     "ProfileTradeoff",

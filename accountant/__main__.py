@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import time
 
-from . import FDP, GDP, LaplaceTradeoff, PureDP, compose
+from . import FDP, GDP, Guarantee, LaplaceTradeoff, PureDP, compose
+from .composition import Method
 
 
 def main() -> None:
     delta, k = 1e-5, 100
     rows: list[tuple[str, str, float, float]] = []
-    cases = [
+    cases: list[tuple[str, str, list[Guarantee], Method]] = [
         ("basic composition", "bound", [PureDP(0.1)] * k, "basic"),
         ("advanced composition", "bound", [PureDP(0.1)] * k, "advanced"),
         ("RDP (tight conversion)", "bound", [PureDP(0.1)] * k, "rdp"),
@@ -23,7 +24,7 @@ def main() -> None:
     ]
     for name, kind, gs, method in cases:
         t0 = time.perf_counter()
-        eps = compose(gs, method=method).epsilon(delta)  # type: ignore[arg-type]
+        eps = compose(gs, method=method).epsilon(delta)
         rows.append((name, kind, eps, time.perf_counter() - t0))
     t0 = time.perf_counter()
     eps = compose([GDP(0.1)] * k).epsilon(delta)

@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import mpmath
 import numpy as np
@@ -14,7 +14,7 @@ import numpy as np
 from ._numeric import check_count, hypot_up, log_binomial_pmf, round_up, sum_up
 from .conversions import to_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from .pld import compose_plds
+from .pld import PLD, compose_plds
 from .tradeoff import FiniteLossTradeoff, ProfileTradeoff
 
 Method = Literal["exact", "pld", "clt", "basic", "advanced", "rdp"]
@@ -24,6 +24,28 @@ MAX_EXACT_SUPPORT = 2_000_000
 
 #: Berry-Esseen constant used by Dong, Roth & Su (Thm 3.5).
 BERRY_ESSEEN_C = 0.56
+
+
+@overload
+def compose(guarantees: Sequence[GDP], *, method: Literal["exact"] = ...) -> GDP: ...
+@overload
+def compose(guarantees: Sequence[ZCDP], *, method: Literal["exact"] = ...) -> ZCDP: ...
+@overload
+def compose(guarantees: Sequence[PLD], *, method: Literal["exact"] = ...) -> PLD: ...
+@overload
+def compose(guarantees: Sequence[PureDP | ApproxDP], *, method: Literal["exact"] = ...) -> FDP: ...
+@overload
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["pld"]) -> PLD: ...
+@overload
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["clt"]) -> CLTGDP: ...
+@overload
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["basic"]) -> ApproxDP: ...
+@overload
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["advanced"]) -> FDP: ...
+@overload
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["rdp"]) -> RDP: ...
+@overload
+def compose(guarantees: Sequence[Guarantee], *, method: Method = ...) -> Guarantee: ...
 
 
 def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact") -> Guarantee:

@@ -23,7 +23,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import Guarantee, compose
+from accountant import Guarantee, Method, compose
 from accountant._numeric import check_count
 
 __all__ = ["Mechanism", "OutputSpec", "Pipeline", "check_rng", "check_size"]
@@ -149,10 +149,10 @@ class Pipeline(Mechanism):
         """The parts' sensitivities, as a sympy Tuple."""
         return sympy.Tuple(*(m.sensitivity for m in self.mechanisms))
 
-    def guarantee(self, method: str = "exact", standard: bool = False) -> Guarantee:
+    def guarantee(self, method: Method = "exact", standard: bool = False) -> Guarantee:
         gs = [m.standard_guarantee() if standard else m.guarantee() for m in self.mechanisms]
         try:
-            return compose(gs, method=method)  # type: ignore[arg-type]
+            return compose(gs, method=method)
         except ValueError as exc:
             raise ValueError(f"{exc}; try Pipeline.guarantee(standard=True), another method, or the "
                              "PLD composition") from exc

@@ -10,9 +10,9 @@ import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
-from accountant import GDP, ZCDP, ApproxDP, Guarantee, PureDP, compose
+from accountant import GDP, ZCDP, ApproxDP, Guarantee, Method, PureDP, compose
 from accountant.conversions import gdp_to_zcdp, pure_dp_to_gdp, pure_dp_to_zcdp
 
 from . import examples
@@ -118,7 +118,7 @@ def _compose(gs: list[Guarantee], method: str) -> tuple[Guarantee, str]:
     errors = []
     for m in tried:
         try:
-            g = compose(gs, method=m)  # type: ignore[arg-type]
+            g = compose(gs, method=cast(Method, m))
             # the exact default composes numerically (PLD) when no closed form exists
             return g, "pld" if type(g).__name__ == "PLD" else m
         except (ValueError, TypeError, ArithmeticError, IndexError) as exc:
