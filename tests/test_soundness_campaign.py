@@ -25,14 +25,14 @@ SEED = 20261123
 
 #: workloads per family in the test suite (the full campaign runs ~10,000)
 COUNTS = {
-    "gdp": 45,
-    "approxdp": 50,
-    "pmf": 14,
-    "rr": 14,
-    "laplace": 12,
-    "poisson": 15,
-    "wor": 16,
-    "mix": 8,
+    "gdp": 70,
+    "approxdp": 70,
+    "pmf": 22,
+    "rr": 22,
+    "laplace": 18,
+    "poisson": 24,
+    "wor": 26,
+    "mix": 12,
 }
 
 #: families that fail today on this subset (issue 8 items being fixed concurrently); strict, so
