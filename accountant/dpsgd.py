@@ -31,7 +31,8 @@ class DPSGDAccount:
 
     ``epsilon_lower <= exact epsilon <= epsilon_upper`` (PLD bracket; ``epsilon_upper`` is the
     figure to report). ``clt_mu``/``clt_epsilon`` are the CLT approximation: not bounds.
-    ``rdp_epsilon`` is the (looser) RDP upper bound.
+    ``rdp_epsilon`` is the (looser) RDP upper bound. ``epsilon(delta)`` answers any other delta
+    from the same composed PLD (``pld``).
     """
 
     sampling_rate: float
@@ -43,12 +44,11 @@ class DPSGDAccount:
     clt_mu: float
     clt_epsilon: float
     rdp_epsilon: float
-    clt_is_approximate: bool = field(default=True, init=False)
+    pld: PLD = field(repr=False, compare=False)
 
-    @property
-    def epsilon(self) -> float:
-        """The sound upper bound."""
-        return self.epsilon_upper
+    def epsilon(self, delta: float | None = None) -> float:
+        """The sound upper bound on epsilon at ``delta`` (default: the account's delta)."""
+        return self.epsilon_upper if delta is None else self.pld.epsilon(delta)
 
 
 def dpsgd_clt_mu(sampling_rate: float, noise_multiplier: float, steps: int) -> float:
@@ -102,7 +102,7 @@ def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, del
     mu = dpsgd_clt_mu(q, s, t)
     clt_eps = GDP(mu).epsilon(d) if math.isfinite(mu) else math.inf
     return DPSGDAccount(q, s, t, d, lower, upper, mu, clt_eps,
-                        subsampled_gaussian_rdp(q, s, t).epsilon(d))
+                        subsampled_gaussian_rdp(q, s, t).epsilon(d), pld)
 
 
 def _check(q: float, s: float, t: int) -> tuple[float, float, int]:

@@ -30,7 +30,6 @@ from ._numeric import (
 from .tradeoff import (
     FiniteLossTradeoff,
     GaussianTradeoff,
-    LossMoments,
     ProfileTradeoff,
     TradeoffFunction,
     as_tradeoff,
@@ -168,7 +167,6 @@ class CLTGDP(GDP):
     """
 
     gamma: float = 0.0
-    approximate: bool = field(default=True, init=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -359,8 +357,3 @@ class ZCDP(Guarantee):
 
     def __str__(self) -> str:
         return f"{self.rho:g}-zCDP"
-
-
-def loss_moments(g: Guarantee) -> LossMoments:
-    """Moments of the privacy loss of a guarantee's curve, for the CLT (DRS Thm 3.5)."""
-    return g.tradeoff.loss_moments()
