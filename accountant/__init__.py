@@ -1,6 +1,7 @@
 """dpcert accountant: privacy guarantees, trade-off functions, conversions and composition."""
 
 from ._numeric import check_real
+from .calibration import calibrate, calibrate_count
 from .composition import (
     Method,
     compose,
@@ -87,6 +88,8 @@ __all__ = [
     "Release",
     "SubsampledPair",
     "TradeoffFunction",
+    "calibrate",
+    "calibrate_count",
     "check_real",
     "compose",
     "compose_advanced",
