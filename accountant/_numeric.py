@@ -28,7 +28,7 @@ EPSILON_RTOL = 1e-12
 
 
 def gaussian_profile(mu: float, eps: ArrayLike) -> FloatArray:
-    """Privacy profile of mu-GDP (Dong, Roth & Su 2022, Cor. 2.13; seed 004), rounded up:
+    """Privacy profile of mu-GDP [@dong2022gaussian, Cor. 2.13], rounded up:
 
     delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
 
@@ -91,7 +91,7 @@ def sum_up(values: Iterable[float], weights: Iterable[float] | None = None) -> f
 
 def hypot_up(values: Iterable[float], weights: Iterable[int] | None = None) -> float:
     """The smallest double >= sqrt(sum weights[i] values[i]^2), the mu of composed GDP
-    (DRS Cor. 3.3), from the exact rational sum and a 50-digit square root."""
+    [@dong2022gaussian, Cor. 3.3], from the exact rational sum and a 50-digit square root."""
     vs = [Fraction(float(v)) for v in values]
     ws = [1] * len(vs) if weights is None else list(weights)
     exact = sum((v * v * w for v, w in zip(vs, ws, strict=True)), Fraction(0))

@@ -5,7 +5,7 @@ A privacy-loss law is held in the *Q-world*: the law of L = log(q/p) under Q on 
 
     delta(eps) = Q(L = inf) + sum_i m_i (1 - e^{eps - l_i})_+.
 
-Two facts carry every soundness argument here (Koskela et al. 2020; Doroshenko et al. 2022):
+Two facts carry every soundness argument here [@koskela2020computing; @doroshenko2022connect]:
 
 1. For independent composition, delta_{A x C}(eps) = int delta_A(eps - l) dC(l). Hence if
    delta_U >= delta_A for *all real* eps then delta_{U x C} >= delta_{A x C}, and likewise with
@@ -15,7 +15,7 @@ Two facts carry every soundness argument here (Koskela et al. 2020; Doroshenko e
 2. delta is pointwise monotone in the loss: moving Q-mass up (to +inf in particular) can only
    increase delta, dropping mass can only decrease it.
 
-Pessimistic discretisation ("connect the dots", Doroshenko et al. 2022): the content of each grid
+Pessimistic discretisation ("connect the dots" [@doroshenko2022connect]): the content of each grid
 cell (g_j, g_{j+1}] is split between its two end points so that its P- and Q-masses are kept; the
 split pair is a refinement of the true pair, so it dominates it, and its profile interpolates the
 true profile at the nodes (error O(h^2) per mechanism, not O(h) as with rounding up).
@@ -148,7 +148,7 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
     nodes = np.zeros(n + 1) if node_q is None else np.maximum(node_q, 0.0)
     if pessimistic:
         # the share b of the cell's Q-mass sent to the upper node keeps both masses:
-        # b (1 - e^{-h}) = x  (Doroshenko et al. 2022, connect-the-dots)
+        # b (1 - e^{-h}) = x  [@doroshenko2022connect, connect-the-dots]
         b = np.minimum(x / -math.expm1(-h), q)
         m = np.zeros(n + 1)
         m[:-1] += q - b
@@ -361,9 +361,9 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int,
     only guides where tails are cut.
 
     Direct summation of m non-negative products errs by at most gamma_m = m u / (1 - m u) relative
-    per entry (Higham 2002, Sec. 3.1): ``rel`` = gamma_m, no absolute part.
+    per entry [@higham2002accuracy, Sec. 3.1]: ``rel`` = gamma_m, no absolute part.
     By FFT: each transform of length N errs by eps_F = log2(N) eta / (1 - log2(N) eta) relative in
-    l2, eta = mu + gamma_4 (sqrt 2 + mu) with twiddle error mu <= u (Higham 2002, Thm 24.2); as
+    l2, eta = mu + gamma_4 (sqrt 2 + mu) with twiddle error mu <= u [@higham2002accuracy, Thm 24.2]; as
     |F a|_inf <= |a|_1 for non-negative a and |F^-1 v|_2 = |v|_2 / sqrt N, the convolution errs by
     at most (3 eps_F + u)(|a|_2 |b|_1 + |a|_1 |b|_2) in l2, and sqrt(N) times that in l1.
     """
@@ -388,8 +388,8 @@ def _sq(a: FloatArray) -> float:
 
 
 def _fft_relative_error(nf: int) -> float:
-    """3 eps_F + u for transforms of length nf (Higham 2002, Thm 24.2, with twiddle error u;
-    pocketfft's mixed radices are charged as if every level were a radix-2 level, log2 nf)."""
+    """3 eps_F + u for transforms of length nf [@higham2002accuracy, Thm 24.2, with twiddle error u;
+    pocketfft's mixed radices are charged as if every level were a radix-2 level, log2 nf]."""
     u = EPS_MACH / 2.0
     eta = u + (4 * u / (1 - 4 * u)) * (math.sqrt(2.0) + u)
     levels = math.ceil(math.log2(nf))
@@ -400,8 +400,8 @@ def _fft_relative_error(nf: int) -> float:
 def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
     """Law of the sum of independent losses (composition), by FFT when large.
 
-    Round-off: every product carries a worst-case bound on its l1 error (``_fft_conv``: Higham's
-    normwise FFT bound), added to the slack. So that the error of the
+    Round-off: every product carries a worst-case bound on its l1 error (``_fft_conv``: the
+    normwise FFT bound of [@higham2002accuracy]), added to the slack. So that the error of the
     bulk is not spread over the whole (mostly tail) support, the bulk-by-bulk product is done on
     its own short FFT and the terms involving a tail, tiny in norm, on the full length. Negative
     values are clipped (which moves each towards the true non-negative value).

@@ -11,7 +11,7 @@ guarantee is monotone in ``x``.
 
 Example (DP-SGD, Abadi et al. 2016): the noise multiplier for (2, 1e-5)-DP after 1000 Poisson
 subsampled steps at rate 0.01, accounted exactly by the PLD of the subsampled Gaussian
-(Zhu, Dong & Wang 2022)::
+[@zhu2022optimal]::
 
     >>> from accountant import ApproxDP, calibrate, subsampled_gaussian
     >>> sigma = calibrate(lambda s: subsampled_gaussian(s, 0.01).self_compose(1000),

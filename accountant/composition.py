@@ -22,7 +22,7 @@ Method = Literal["exact", "pld", "clt", "basic", "advanced", "rdp"]
 #: Largest support of an exact composition of (eps, delta) guarantees before we refuse.
 MAX_EXACT_SUPPORT = 2_000_000
 
-#: Berry-Esseen constant used by Dong, Roth & Su (Thm 3.5).
+#: Berry-Esseen constant used by [@dong2022gaussian, Thm 3.5].
 BERRY_ESSEEN_C = 0.56
 
 
@@ -52,19 +52,19 @@ def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact") -> Gua
     """Guarantee of the adaptive composition of mechanisms with the given guarantees.
 
     method:
-      - ``"exact"``: closed forms — GDP adds mu^2 (DRS Cor. 3.3), zCDP adds rho, RDP adds per order,
-        pure and approximate DP compose exactly to the product of their randomized-response pairs
-        (Kairouz, Oh & Viswanath 2015; heterogeneous eps by grouping equal values). Where no closed
+      - ``"exact"``: closed forms — GDP adds mu^2 [@dong2022gaussian, Cor. 3.3], zCDP adds rho, RDP adds
+        per order, pure and approximate DP compose exactly to the product of their randomized-response pairs
+        [@kairouz2015composition] (heterogeneous eps by grouping equal values). Where no closed
         form exists (mixed notions, PLDs, subsampled mechanisms) the numeric PLD is used.
       - ``"pld"``: numeric composition of privacy-loss distributions (``accountant.pld.PLD``):
         sound upper bounds, with ``epsilon_bracket`` for the lower bound; identical items are
         grouped and composed by repeated squaring.
-      - ``"clt"``: the Gaussian limit of Dong, Roth & Su (Thm 3.5), a ``CLTGDP`` carrying its
+      - ``"clt"``: the Gaussian limit of [@dong2022gaussian, Thm 3.5], a ``CLTGDP`` carrying its
         Berry-Esseen error; an approximation, not a bound.
       - ``"basic"``: (sum eps, sum delta) — a baseline.
-      - ``"advanced"``: Dwork, Rothblum & Vadhan (2010; Dwork & Roth Thm 3.20), as a privacy
+      - ``"advanced"``: [@dwork2010boosting; @dwork2014algorithmic, Thm 3.20], as a privacy
         profile over all eps. A baseline.
-      - ``"rdp"``: convert each guarantee to RDP, add, convert back (Mironov 2017; CKS 2020).
+      - ``"rdp"``: convert each guarantee to RDP, add, convert back [@mironov2017renyi; @canonne2020discrete].
 
     A ``CLTGDP`` (an approximation) composes only by ``"clt"``; every other method refuses it.
     """
@@ -137,7 +137,7 @@ def _eps_delta(g: Guarantee) -> tuple[float, float]:
 
 
 def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
-    """Exact composition of (eps_i, delta_i)-DP guarantees (Kairouz, Oh & Viswanath 2015).
+    """Exact composition of (eps_i, delta_i)-DP guarantees [@kairouz2015composition].
 
     Each f_{eps,delta} is the trade-off of a randomized-response pair with an atom of mass delta at
     infinite loss; the composed curve is that of the product pair. Equal eps values are grouped, so
@@ -198,7 +198,7 @@ def _compose_as_rdp(gs: Sequence[Guarantee]) -> RDP:
 
 
 def compose_rdp(rdps: Sequence[RDP], weights: Sequence[int] | None = None) -> RDP:
-    """RDP composes additively at each order (Mironov 2017, Prop. 1); ``weights`` repeat items.
+    """RDP composes additively at each order [@mironov2017renyi, Prop. 1]; ``weights`` repeat items.
     Sums are exact in rationals, rounded up."""
     if not rdps:
         raise ValueError("guarantees must contain at least one guarantee")
@@ -225,7 +225,7 @@ def compose_rdp(rdps: Sequence[RDP], weights: Sequence[int] | None = None) -> RD
 
 
 def compose_clt(gs: Sequence[Guarantee]) -> CLTGDP:
-    """Gaussian approximation of a composition (Dong, Roth & Su 2022, Thm 3.5; seed 004):
+    """Gaussian approximation of a composition [@dong2022gaussian, Thm 3.5]:
 
     mu = 2 sum kl_i / sqrt(sum (kappa2_i - kl_i^2)),
     gamma = 0.56 sum kappa3_i / (sum (kappa2_i - kl_i^2))^{3/2},
@@ -241,7 +241,7 @@ def compose_clt(gs: Sequence[Guarantee]) -> CLTGDP:
 
 
 def compose_basic(gs: Sequence[Guarantee]) -> ApproxDP:
-    """Basic composition: (sum eps_i, sum delta_i)-DP (Dwork & Roth Thm 3.16). A baseline."""
+    """Basic composition: (sum eps_i, sum delta_i)-DP [@dwork2014algorithmic, Thm 3.16]. A baseline."""
     pairs = [_eps_delta(g) for g in _guarantee_list(gs)]
     total_delta = sum_up(d for _, d in pairs)
     if total_delta >= 1.0:
@@ -250,7 +250,7 @@ def compose_basic(gs: Sequence[Guarantee]) -> ApproxDP:
 
 
 def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callable[[float], float]:
-    """delta(eps') of advanced composition (Dwork, Rothblum & Vadhan 2010, heterogeneous form):
+    """delta(eps') of advanced composition [@dwork2010boosting, heterogeneous form]:
     eps' = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1), delta = delta' + sum delta_i,
     and basic composition where it is better."""
     with np.errstate(over="ignore"):
@@ -275,7 +275,7 @@ def compose_advanced(gs: Sequence[Guarantee]) -> FDP:
         [_eps_delta(g) for g in _guarantee_list(gs)])))
 
 
-register_composition(GDP, lambda gs: GDP(hypot_up(g.mu for g in gs)))  # DRS Cor. 3.3
-register_composition(ZCDP, lambda gs: ZCDP(sum_up(g.rho for g in gs)))  # Bun & Steinke 2016
-register_composition((RDP, ZCDP), lambda gs: _compose_as_rdp(gs))  # Mironov 2017, Prop. 1
-register_composition((PureDP, ApproxDP), compose_approx_dp_exact)  # Kairouz, Oh & Viswanath 2015
+register_composition(GDP, lambda gs: GDP(hypot_up(g.mu for g in gs)))  # [@dong2022gaussian, Cor. 3.3]
+register_composition(ZCDP, lambda gs: ZCDP(sum_up(g.rho for g in gs)))  # [@bun2016concentrated]
+register_composition((RDP, ZCDP), lambda gs: _compose_as_rdp(gs))  # [@mironov2017renyi, Prop. 1]
+register_composition((PureDP, ApproxDP), compose_approx_dp_exact)  # [@kairouz2015composition]

@@ -36,7 +36,7 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 
 
 def gdp_to_tradeoff(mu: float) -> GaussianTradeoff:
-    """G_mu(a) = Phi(Phi^{-1}(1-a) - mu) (DRS Def. 2.7)."""
+    """G_mu(a) = Phi(Phi^{-1}(1-a) - mu) [@dong2022gaussian, Def. 2.7]."""
     return GaussianTradeoff(check_real("mu", mu, low=0.0, high=math.inf, high_open=True))
 
 
@@ -61,7 +61,7 @@ def _approx_dp_at(g: Guarantee, delta: float | None, eps: float | None) -> Appro
 def gdp_to_approx_dp(mu: float, *, delta: float | None = None,
                      eps: float | None = None) -> ApproxDP:
     """mu-GDP is (eps, delta(eps))-DP for all eps, with
-    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS Cor. 2.13; seed 004).
+    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) [@dong2022gaussian, Cor. 2.13].
     Give ``delta=`` for the smallest eps, or ``eps=`` for delta(eps)."""
     return _approx_dp_at(GDP(mu), delta, eps)
 
@@ -75,14 +75,14 @@ def _half_square_up(name: str, x: float) -> float:
 
 def gdp_to_zcdp(mu: float) -> ZCDP:
     """mu-GDP implies (mu^2/2)-zCDP: Renyi divergences are monotone under post-processing of the
-    Gaussian pair (Blackwell), whose divergence of order a is a mu^2/2 (DRS App. B)."""
+    Gaussian pair (Blackwell), whose divergence of order a is a mu^2/2 [@dong2022gaussian, App. B]."""
     return ZCDP(_half_square_up("mu", mu))
 
 
 def pure_dp_to_approx_dp(eps: float, *, delta: float | None = None,
                          eps_prime: float | None = None) -> ApproxDP:
     """eps-DP is (eps', delta)-DP with delta = (e^eps - e^eps')_+ / (1 + e^eps), the randomized
-    response profile (Kairouz, Oh & Viswanath 2015). Give ``delta=`` or ``eps_prime=``."""
+    response profile [@kairouz2015composition]. Give ``delta=`` or ``eps_prime=``."""
     return _approx_dp_at(PureDP(eps), delta, eps_prime)
 
 
@@ -90,7 +90,7 @@ def pure_dp_to_gdp(eps: float) -> GDP:
     """eps-DP implies mu-GDP with mu = 2 Phi^{-1}(e^eps / (1 + e^eps)), rounded up.
 
     f_{eps,0} is linear on [0, a*] and [a*, 1] with a* = 1/(1+e^eps), and G_mu is convex, so
-    G_mu <= f_{eps,0} iff G_mu(a*) <= a*, which holds with equality at this mu (DRS Sec. 2).
+    G_mu <= f_{eps,0} iff G_mu(a*) <= a*, which holds with equality at this mu [@dong2022gaussian, Sec. 2].
     With x = mu/2 this is erf(x/sqrt 2) = tanh(eps/2), solved with mpmath (for eps > 1 in the
     complementary tail, log Phi(-x) = -log(1 + e^eps)); the double returned is verified at 60
     digits to satisfy G_mu(a*) <= a*.
@@ -134,13 +134,13 @@ def _log_ncdf_neg(t: mpmath.mpf) -> mpmath.mpf:
 
 
 def pure_dp_to_zcdp(eps: float) -> ZCDP:
-    """eps-DP implies (eps^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+    """eps-DP implies (eps^2/2)-zCDP [@bun2016concentrated, Prop. 1.4]."""
     return ZCDP(_half_square_up("eps", eps))
 
 
 def randomized_response_renyi(eps: float, order: float) -> float:
     """Renyi divergence of order a between the randomized-response pair, the worst case for
-    eps-DP (Mironov 2017, Prop. 5): log(p^a q^(1-a) + q^a p^(1-a)) / (a - 1), p = e^eps/(1+e^eps);
+    eps-DP [@mironov2017renyi, Prop. 5]: log(p^a q^(1-a) + q^a p^(1-a)) / (a - 1), p = e^eps/(1+e^eps);
     eps at order infinity. Evaluated with mpmath and rounded up."""
     eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
     order = check_real("order", order, low=1.0, low_open=True)
@@ -156,7 +156,7 @@ def randomized_response_renyi(eps: float, order: float) -> float:
 
 
 def pure_dp_to_rdp(eps: float, orders: Sequence[float] | None = None) -> RDP:
-    """eps-DP implies the RDP of randomized response at every order (Mironov 2017, Prop. 5)."""
+    """eps-DP implies the RDP of randomized response at every order [@mironov2017renyi, Prop. 5]."""
     eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
     if orders is None:
         return RDP.from_curve(lambda a: randomized_response_renyi(eps, a))
@@ -165,7 +165,7 @@ def pure_dp_to_rdp(eps: float, orders: Sequence[float] | None = None) -> RDP:
 
 
 def zcdp_to_rdp(rho: float, orders: Sequence[float] | None = None) -> RDP:
-    """rho-zCDP is (a, rho a)-RDP for every a > 1 (Bun & Steinke 2016, Def. 1.1), rounded up;
+    """rho-zCDP is (a, rho a)-RDP for every a > 1 [@bun2016concentrated, Def. 1.1], rounded up;
     at order infinity no bound (eps = inf) unless rho = 0."""
     z = ZCDP(rho)
     if orders is None:
@@ -177,21 +177,21 @@ def zcdp_to_rdp(rho: float, orders: Sequence[float] | None = None) -> RDP:
 
 def zcdp_to_approx_dp(rho: float, *, delta: float | None = None,
                       eps: float | None = None) -> ApproxDP:
-    """rho-zCDP to (eps, delta)-DP by the tight RDP conversion (Canonne, Kamath & Steinke 2020).
+    """rho-zCDP to (eps, delta)-DP by the tight RDP conversion [@canonne2020discrete].
     Give ``delta=`` for the smallest eps, or ``eps=`` for delta(eps)."""
     return _approx_dp_at(ZCDP(rho), delta, eps)
 
 
 def rdp_to_approx_dp(rdp: RDP, *, delta: float | None = None,
                      eps: float | None = None) -> ApproxDP:
-    """RDP to (eps, delta)-DP, minimising the bound of Canonne, Kamath & Steinke (2020, Prop. 12)
+    """RDP to (eps, delta)-DP, minimising the bound of [@canonne2020discrete, Prop. 12]
     eps = rdp(a) + log(1 - 1/a) - (log delta + log a)/(a - 1) over the orders.
     Give ``delta=`` for the smallest eps, or ``eps=`` for delta(eps)."""
     return _approx_dp_at(rdp, delta, eps)
 
 
 def rdp_to_approx_dp_classic(rdp: RDP, *, delta: float) -> ApproxDP:
-    """The classic conversion eps = rdp(a) + log(1/delta)/(a - 1) (Mironov 2017, Prop. 3);
+    """The classic conversion eps = rdp(a) + log(1/delta)/(a - 1) [@mironov2017renyi, Prop. 3];
     a baseline, looser than ``rdp_to_approx_dp``."""
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     orders = rdp.orders if rdp.curve is None else DEFAULT_ORDERS

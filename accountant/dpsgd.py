@@ -1,9 +1,9 @@
-"""One-call accounting of DP-SGD (Abadi et al. 2016): Poisson-subsampled Gaussian steps.
+"""One-call accounting of DP-SGD [@abadi2016deep]: Poisson-subsampled Gaussian steps.
 
 ``dpsgd_epsilon`` returns the PLD bracket (sound lower and upper bounds on the exact epsilon),
-the central-limit mu of Bu, Dong, Long & Su (2020) / Dong, Roth & Su (2022, Cor. 5.4),
-mu = q sqrt(T (e^{1/sigma^2} - 1)), marked approximate, and the RDP bound (Mironov, Talwar &
-Zhang 2019) for comparison.
+the central-limit mu of [@bu2020deep] / [@dong2022gaussian, Cor. 5.4],
+mu = q sqrt(T (e^{1/sigma^2} - 1)), marked approximate, and the RDP bound
+[@mironov2019sampled] for comparison.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class DPSGDAccount:
 
 
 def dpsgd_clt_mu(sampling_rate: float, noise_multiplier: float, steps: int) -> float:
-    """mu = q sqrt(T (e^{1/sigma^2} - 1)), the CLT limit of DP-SGD (Bu et al. 2020; DRS Cor. 5.4).
+    """mu = q sqrt(T (e^{1/sigma^2} - 1)), the CLT limit of DP-SGD [@bu2020deep; @dong2022gaussian, Cor. 5.4].
     An approximation, accurate when q sqrt(T) is of order one and T is large."""
     q, s, t = _check(sampling_rate, noise_multiplier, steps)
     if 1.0 / (s * s) > 700.0:
@@ -62,8 +62,8 @@ def dpsgd_clt_mu(sampling_rate: float, noise_multiplier: float, steps: int) -> f
 
 def subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: float, steps: int = 1,
                             orders: Sequence[int] = RDP_ORDERS) -> RDP:
-    """RDP of T Poisson-subsampled Gaussian steps at integer orders a (Mironov, Talwar & Zhang
-    2019, Thm 5 / Abadi et al. 2016): eps(a) = T/(a-1) log sum_k C(a,k) (1-q)^{a-k} q^k
+    """RDP of T Poisson-subsampled Gaussian steps at integer orders a [@mironov2019sampled,
+    Thm 5; @abadi2016deep]: eps(a) = T/(a-1) log sum_k C(a,k) (1-q)^{a-k} q^k
     e^{(k^2-k)/(2 sigma^2)}, summed in log space and rounded up by a bound on its float error."""
     q, s, t = _check(sampling_rate, noise_multiplier, steps)
     if not isinstance(orders, Sequence) or isinstance(orders, str) or not orders:
@@ -80,7 +80,7 @@ def subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: float, steps
         lse = float(special.logsumexp(terms))
         # float error, bounded and added: each term errs by a few ulp of the magnitudes it is
         # made of, weighted by its share w_k of the sum; summing a + 1 shares and the final log
-        # add (a + 8) ulp (Higham 2002, Sec. 3.1)
+        # add (a + 8) ulp [@higham2002accuracy, Sec. 3.1]
         with np.errstate(invalid="ignore"):
             parts = (np.abs(log_c) + np.abs((a - k) * log_1mq) + np.abs(k * math.log(q))
                      + (k * k - k) / (2 * s * s))

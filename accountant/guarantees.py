@@ -109,7 +109,7 @@ class PureDP(Guarantee):
 
 @dataclass(frozen=True)
 class ApproxDP(Guarantee):
-    """(eps, delta)-DP; trade-off curve f_{eps,delta} (Wasserman-Zhou; DRS Prop. 2.5)."""
+    """(eps, delta)-DP; curve f_{eps,delta} [@wasserman2010statistical; @dong2022gaussian, Prop. 2.5]."""
 
     eps: float
     delta_: float = field(metadata={"name": "delta"})
@@ -139,7 +139,7 @@ class ApproxDP(Guarantee):
 
 @dataclass(frozen=True)
 class GDP(Guarantee):
-    """mu-Gaussian DP: f >= G_mu (DRS Def. 2.7; seed 004)."""
+    """mu-Gaussian DP: f >= G_mu [@dong2022gaussian, Def. 2.7]."""
 
     mu: float
 
@@ -159,7 +159,7 @@ class GDP(Guarantee):
 
 @dataclass(frozen=True)
 class CLTGDP(GDP):
-    """An *approximate* mu-GDP from the central limit theorem (DRS Thm 3.5). Not a bound.
+    """An *approximate* mu-GDP from the central limit theorem [@dong2022gaussian, Thm 3.5]. Not a bound.
 
     ``gamma`` is the Berry-Esseen error: the true composed curve f satisfies
     G_mu(a + gamma) - gamma <= f(a) <= G_mu(a - gamma) + gamma; ``rigorous()`` returns the
@@ -187,7 +187,7 @@ class CLTGDP(GDP):
 
 @dataclass(frozen=True, eq=False)
 class FDP(Guarantee):
-    """f-DP for a trade-off function f (DRS Def. 2.3). A plain callable is validated first."""
+    """f-DP for a trade-off function f [@dong2022gaussian, Def. 2.3]. A plain callable is validated first."""
 
     tradeoff_fn: TradeoffFunction
 
@@ -219,7 +219,7 @@ _U = 2.0 ** -53
 
 def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:
     """delta for (eps, delta)-DP from (order, rdp_eps)-RDP, the tight conversion of Canonne,
-    Kamath & Steinke (2020, Prop. 12) and Asoodeh et al. (2021):
+    Kamath & Steinke [@canonne2020discrete, Prop. 12] and Asoodeh et al. [@asoodeh2021three]:
     delta = exp((a-1)(rdp_eps - eps)) / a * (1 - 1/a)^(a-1); at order infinity RDP is pure
     rdp_eps-DP and delta is its profile. Rounded up: the exponent is raised by a bound on its
     rounding error (8 ulps of each term; log1p(-1/a) contributes a/(a-1) ulps near a = 1)."""
@@ -236,7 +236,7 @@ def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:
 
 
 def rdp_epsilon(order: float, rdp_eps: float, delta: float) -> float:
-    """eps from (order, rdp_eps)-RDP at delta, inverting ``rdp_delta`` (CKS 2020, Prop. 12),
+    """eps from (order, rdp_eps)-RDP at delta, inverting ``rdp_delta`` [@canonne2020discrete, Prop. 12],
     rounded up by a bound on its rounding error; at order infinity the pure-DP epsilon."""
     a = order
     if rdp_eps == math.inf:
@@ -250,7 +250,7 @@ def rdp_epsilon(order: float, rdp_eps: float, delta: float) -> float:
 
 
 def rdp_classic_epsilon(order: float, rdp_eps: float, delta: float) -> float:
-    """The classic eps = rdp_eps + log(1/delta)/(a - 1) (Mironov 2017, Prop. 3), rounded up."""
+    """The classic eps = rdp_eps + log(1/delta)/(a - 1) [@mironov2017renyi, Prop. 3], rounded up."""
     t = -math.log(delta) / (order - 1.0)
     return math.nextafter(rdp_eps + t + 8.0 * _U * (rdp_eps + t), math.inf)
 
@@ -260,7 +260,7 @@ _MAX_ORDER = 1e6
 
 @dataclass(frozen=True, eq=False)
 class RDP(Guarantee):
-    """Renyi DP (Mironov 2017): D_a(M(S) || M(S')) <= eps(a), given at ``orders`` or as a function.
+    """Renyi DP [@mironov2017renyi]: D_a(M(S) || M(S')) <= eps(a), given at ``orders`` or as a function.
 
     Construct with ``RDP(orders=[...], epsilons=[...])`` or ``RDP.from_curve(fn)``; conversions to
     (eps, delta) minimise the tight bound of Canonne, Kamath & Steinke over the orders.
@@ -328,7 +328,7 @@ class RDP(Guarantee):
 
 @dataclass(frozen=True)
 class ZCDP(Guarantee):
-    """rho-zero-concentrated DP (Bun & Steinke 2016): RDP eps(a) = rho a for every a > 1."""
+    """rho-zero-concentrated DP [@bun2016concentrated]: RDP eps(a) = rho a for every a > 1."""
 
     rho: float
 
@@ -336,7 +336,7 @@ class ZCDP(Guarantee):
         check_real("rho", self.rho, low=0.0, high=math.inf, high_open=True)
 
     def to_rdp(self) -> RDP:
-        """RDP eps(a) = rho a, rounded up (Bun & Steinke 2016, Def. 1.1)."""
+        """RDP eps(a) = rho a, rounded up [@bun2016concentrated, Def. 1.1]."""
         rho = self.rho
         return RDP.from_curve(lambda a: sum_up([rho], [a]))
 

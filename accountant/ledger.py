@@ -1,6 +1,6 @@
 """A privacy ledger: record releases, report the spent budget, refuse what would exceed it.
 
-As a filter (Rogers, Roth, Ullman & Vadhan 2016, "privacy odometers and filters") the check is
+As a privacy filter [@rogers2016privacy] the check is
 made on the *composed* guarantee of everything recorded plus the candidate release, with
 ``compose`` (closed forms where they exist, the sound PLD bound otherwise): a release is accepted
 only if the sound upper bound stays within the budget, and a refused release leaves the ledger

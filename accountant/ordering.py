@@ -98,7 +98,7 @@ def _(target: FDP, g: Guarantee) -> Implication:
 
 @_implication.register
 def _(target: ZCDP, g: Guarantee) -> Implication:
-    # mu-GDP is (mu^2/2)-zCDP and eps-DP is (eps^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
+    # mu-GDP is (mu^2/2)-zCDP and eps-DP is (eps^2/2)-zCDP [@bun2016concentrated, Prop. 1.4]
     if type(g) is ZCDP:
         rho = g.rho
     elif type(g) is GDP:

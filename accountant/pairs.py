@@ -1,7 +1,7 @@
 """Dominating pairs: one frozen value per privacy-loss model, written once.
 
 A mechanism is described for the accountant by a dominating pair (P, Q) of distributions for each
-order of neighbouring datasets (Zhu, Dong & Wang 2022): every privacy guarantee of the mechanism is
+order of neighbouring datasets [@zhu2022optimal]: every privacy guarantee of the mechanism is
 read from the law of the privacy loss L = log(q/p) under Q. A ``Pair`` declares the model by its
 parameters (``GaussianPair(mu)``, ``DiscreteLaplacePair(scale, sensitivity)``, ...) and builds its
 ``LossDirection`` objects, which know how to put that law on the PLD grid. The PLD, the f-DP
@@ -101,7 +101,7 @@ def _ndtr(x: FloatArray) -> FloatArray:
 
 @dataclass(frozen=True)
 class _GaussianDirection(_TailDirection):
-    """(N(0,1), N(mu,1)): L = mu x - mu^2/2 (Koskela et al. 2020; symmetric)."""
+    """(N(0,1), N(mu,1)): L = mu x - mu^2/2, symmetric [@koskela2020computing]."""
 
     mu: float
 
@@ -151,7 +151,7 @@ def _mixture_log(r: float, l_: FloatArray) -> FloatArray:
 @dataclass(frozen=True)
 class SubsampledTailDirection(_TailDirection):
     """A continuous pair (P, Q) subsampled with rate r, remove: (P, (1-r)P + rQ); add: swapped
-    (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang 2022, Sec. 5). The loss is the increasing
+    [@balle2018subsampling; @zhu2022optimal, Sec. 5]. The loss is the increasing
     function phi(l) = log(1 - r + r e^l) of the base loss l, so its tails are the base's tails at
     phi^{-1}(g) = log((e^g - 1 + r) / r), mixed; atoms are mapped by phi."""
 
@@ -322,7 +322,7 @@ def _density_direction(pm: FloatArray, qm: FloatArray, pess_loss: FloatArray) ->
 
 def _knot_atoms(alphas: FloatArray, betas: FloatArray) -> tuple[FloatArray, FloatArray, float]:
     """The pair of a convex piecewise-linear curve: a segment of slope -s carries Q-mass
-    (its drop in beta) at loss log s; 1 - f(0) is the Q-mass at +inf (DRS Prop. 2.2)."""
+    (its drop in beta) at loss log s; 1 - f(0) is the Q-mass at +inf [@dong2022gaussian, Prop. 2.2]."""
     da = np.diff(alphas)
     db = -np.diff(betas)
     ok = (db > 0) & (da > 0)
@@ -374,11 +374,11 @@ def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
 
     Only Q-mass at losses > 0 enters delta(eps) for eps >= 0, and for eps < 0 every pair obeys
     delta_{P,Q}(eps) = 1 - e^eps + e^eps delta_{Q,P}(-eps); so a mechanism whose every ordered pair
-    of neighbours has a profile below d's at eps >= 0 is dominated by S in both orders (Zhu, Dong &
-    Wang 2022, Sec. 5, symmetric dominating pairs). S keeps d's law on losses > 0, mirrors its
+    of neighbours has a profile below d's at eps >= 0 is dominated by S in both orders [@zhu2022optimal,
+    Sec. 5, symmetric dominating pairs]. S keeps d's law on losses > 0, mirrors its
     P-law there to negative losses, and puts the remaining mass at loss 0. When d is too far from
     symmetric for that (its curve crosses the diagonal before slope -1), d's curve f is replaced by
-    min(f, f^{-1})**, below both (Dong, Roth & Su 2022, Sec. 4.1).
+    min(f, f^{-1})**, below both [@dong2022gaussian, Sec. 4.1].
     """
     (pl, pq, pi), (ol, oq, oi) = d.proper_pairs()
     pess = _mirror_atoms(pl, pq, pi, True)
@@ -461,7 +461,7 @@ def pair_from_spec(spec: list[Any]) -> Pair:
 
 @dataclass(frozen=True)
 class GaussianPair(Pair):
-    """(N(0,1), N(mu,1)) with mu = sensitivity / sigma; symmetric (Koskela et al. 2020)."""
+    """(N(0,1), N(mu,1)) with mu = sensitivity / sigma; symmetric [@koskela2020computing]."""
 
     mu: float
     kind: ClassVar[str | None] = "gaussian"
@@ -509,7 +509,7 @@ class RandomizedResponsePair(Pair):
 @dataclass(frozen=True)
 class ApproxDPPair(Pair):
     """The pair of f_{eps,delta}: randomized response with an atom of mass delta at infinite loss
-    (Kairouz, Oh & Viswanath 2015; pure DP when delta = 0)."""
+    [@kairouz2015composition] (pure DP when delta = 0)."""
 
     eps: float
     delta: float = 0.0
@@ -529,7 +529,7 @@ class ApproxDPPair(Pair):
 @dataclass(frozen=True)
 class DiscreteLaplacePair(Pair):
     """Discrete Laplace, P(X = x) proportional to e^{-|x|/scale} on the integers, with integer
-    sensitivity (Canonne, Kamath & Steinke 2020, notation t = scale); symmetric."""
+    sensitivity [@canonne2020discrete, notation t = scale]; symmetric."""
 
     scale: float
     sensitivity: int = 1
@@ -554,8 +554,8 @@ class DiscreteLaplacePair(Pair):
 
 @dataclass(frozen=True)
 class DiscreteGaussianPair(Pair):
-    """Discrete Gaussian, P(X = x) proportional to e^{-x^2/(2 sigma^2)} on the integers (Canonne,
-    Kamath & Steinke 2020); L = (2 x Delta - Delta^2)/(2 sigma^2) under Q = the shift; symmetric."""
+    """Discrete Gaussian, P(X = x) proportional to e^{-x^2/(2 sigma^2)} on the integers
+    [@canonne2020discrete]; L = (2 x Delta - Delta^2)/(2 sigma^2) under Q = the shift; symmetric."""
 
     sigma: float
     sensitivity: int = 1

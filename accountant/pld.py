@@ -5,9 +5,9 @@ It is evaluated lazily on a grid (see ``_pldgrid``) with two discretisations: a 
 whose delta(eps) and epsilon(delta) are sound upper bounds (what ``delta``/``epsilon`` report),
 and an optimistic one giving lower bounds, read with ``delta_bracket``/``epsilon_bracket``.
 
-Sources: Meiser & Mohammadi 2018 and Sommer, Meiser & Mohammadi 2019 (PLDs), Koskela, Jaelkoe &
-Honkela 2020 (FFT accountant), Doroshenko et al. 2022 ("Connect the dots"), Zhu, Dong & Wang 2022
-(dominating pairs, both adjacency directions).
+Sources: PLDs [@meiser2018tight; @sommer2019privacy], the FFT accountant [@koskela2020computing],
+"connect the dots" [@doroshenko2022connect], dominating pairs in both adjacency directions
+[@zhu2022optimal].
 """
 
 from __future__ import annotations
@@ -111,14 +111,14 @@ class PLD(Guarantee):
     @classmethod
     def discrete_laplace(cls, scale: float, sensitivity: int = 1, tol: float = DEFAULT_TOL) -> PLD:
         """Discrete Laplace: P(X = x) proportional to e^{-|x|/scale} on the integers, integer
-        sensitivity (Canonne, Kamath & Steinke 2020 notation t = scale)."""
+        sensitivity [@canonne2020discrete, notation t = scale]."""
         return cls.from_pair(DiscreteLaplacePair(scale, sensitivity), tol=tol)
 
     @classmethod
     def discrete_gaussian(cls, sigma: float, sensitivity: int = 1,
                           tol: float = DEFAULT_TOL) -> PLD:
         """Discrete Gaussian: P(X = x) proportional to e^{-x^2/(2 sigma^2)} on the integers
-        (Canonne, Kamath & Steinke 2020); L = (2 x Delta - Delta^2)/(2 sigma^2) under Q = shift."""
+        [@canonne2020discrete]; L = (2 x Delta - Delta^2)/(2 sigma^2) under Q = shift."""
         return cls.from_pair(DiscreteGaussianPair(sigma, sensitivity), tol=tol)
 
     @classmethod

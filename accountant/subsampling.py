@@ -2,15 +2,15 @@
 
 If (P, Q) dominates a mechanism, the subsampled mechanism with rate r is dominated by the pair
 (P, (1-r)P + rQ) in one direction and ((1-r)P + rQ, P) in the other:
-- Poisson subsampling with add/remove adjacency (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang
-  2022, Thm 11): "remove" is (P, mix) and "add" is (mix, P). The neighbouring datasets are the
+- Poisson subsampling with add/remove adjacency [@balle2018subsampling;
+  @zhu2022optimal, Thm 11]: "remove" is (P, mix) and "add" is (mix, P). The neighbouring datasets are the
   same in every step of a composition, so each direction composes on its own.
 - Sampling without replacement (m of n, r = m/n) with replace-one adjacency: one step is
-  C_r(f)-DP with C_r(f) = min{f_r, f_r^{-1}}** and f_r = r f + (1-r) Id (Dong, Roth & Su 2022,
-  Thm 4.2). Here a pipeline may realise the remove direction in one step and the add direction in
+  C_r(f)-DP with C_r(f) = min{f_r, f_r^{-1}}** and f_r = r f + (1-r) Id [@dong2022gaussian,
+  Thm 4.2]. Here a pipeline may realise the remove direction in one step and the add direction in
   the next, so the two directions must NOT be composed apart: the step is described by the single
-  symmetric pair of C_r(f), which composes soundly in any order (DRS Thm 3.2). For a symmetric
-  base f, C_r(f) is f_r up to slope -1, a segment of slope -1, then f_r^{-1} (DRS Sec. 4.2):
+  symmetric pair of C_r(f), which composes soundly in any order [@dong2022gaussian, Thm 3.2]. For a symmetric
+  base f, C_r(f) is f_r up to slope -1, a segment of slope -1, then f_r^{-1} [@dong2022gaussian, Sec. 4.2]:
   its pair is the remove pair's law on positive losses, mirrored (``symmetric_direction``). The
   base is made symmetric first (``symmetric_direction`` again), which is sound because a
   guarantee holds for both orders of every pair of neighbours.

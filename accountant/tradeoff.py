@@ -1,11 +1,11 @@
-"""Trade-off functions (Dong, Roth & Su 2022, "Gaussian differential privacy"; seed 004).
+"""Trade-off functions [@dong2022gaussian].
 
 Convention: for a pair of output distributions (P, Q) on neighbouring inputs, a test phi of
 H0: P against H1: Q has type I error alpha = E_P[phi] and type II error beta = 1 - E_Q[phi];
 the trade-off function is T(P, Q)(alpha) = inf {beta_phi : alpha_phi <= alpha}. Its privacy loss is
 L = log(q/p), and its privacy profile is
 
-    delta(eps) = sup_phi E_Q[phi] - e^eps E_P[phi] = 1 + f*(-e^eps)             (DRS Prop. 2.12)
+    delta(eps) = sup_phi E_Q[phi] - e^eps E_P[phi] = 1 + f*(-e^eps)    [@dong2022gaussian, Prop. 2.12]
 
 where f* is the convex conjugate. Every class here answers ``f(alpha)`` (vectorised), ``profile``
 (an exact value or a sound upper bound on delta), ``inverse``, ``symmetrize``, ``conjugate`` and
@@ -49,7 +49,7 @@ KINK_MARGIN = 1e-14
 
 @dataclass(frozen=True)
 class LossMoments:
-    """Moments of the privacy loss under the null P, as in DRS Theorem 3.5:
+    """Moments of the privacy loss under the null P, as in [@dong2022gaussian, Thm 3.5]:
     ``kl`` = -E_P[L] = KL(P || Q), ``kappa2`` = E_P[L^2], ``kappa3`` = E_P|L - E_P L|^3."""
 
     kl: float
@@ -118,13 +118,13 @@ class TradeoffFunction(ABC):
         return self.lower_envelope().inverse()
 
     def symmetrize(self) -> TradeoffFunction:
-        """min(f, f^{-1})**, the tightest symmetric curve below f (DRS Sec. 4.1)."""
+        """min(f, f^{-1})**, the tightest symmetric curve below f [@dong2022gaussian, Sec. 4.1]."""
         if self.is_symmetric:
             return self
         return self.lower_envelope().symmetrize()
 
     def loss_moments(self) -> LossMoments:
-        """Moments of the privacy loss under P (DRS Thm 3.5); numeric by default."""
+        """Moments of the privacy loss under P [@dong2022gaussian, Thm 3.5]; numeric by default."""
         return self.lower_envelope().loss_moments()
 
     def lower_envelope(self, grid: FloatArray | None = None) -> PiecewiseLinearTradeoff:
@@ -179,7 +179,7 @@ def envelope_alpha_grid() -> FloatArray:
 
 @dataclass(frozen=True)
 class GaussianTradeoff(TradeoffFunction):
-    """G_mu(a) = Phi(Phi^{-1}(1 - a) - mu) = T(N(0,1), N(mu,1)) (DRS Def. 2.7)."""
+    """G_mu(a) = Phi(Phi^{-1}(1 - a) - mu) = T(N(0,1), N(mu,1)) [@dong2022gaussian, Def. 2.7]."""
 
     mu: float
 
@@ -222,7 +222,7 @@ class GaussianTradeoff(TradeoffFunction):
 
 @dataclass(frozen=True)
 class LaplaceTradeoff(TradeoffFunction):
-    """Trade-off of the Laplace mechanism with Delta/b = eps: T(Lap(0,1), Lap(eps,1)) (DRS Sec. 2.3).
+    """Laplace mechanism with Delta/b = eps: T(Lap(0,1), Lap(eps,1)) [@dong2022gaussian, Sec. 2.3].
 
     f(a) = 1 - e^eps a on [0, e^-eps/2], e^-eps/(4a) on [e^-eps/2, 1/2], e^-eps (1 - a) after.
     """
@@ -536,8 +536,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
 
     @classmethod
     def approx_dp(cls, eps: float, delta: float = 0.0) -> FiniteLossTradeoff:
-        """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)) (Wasserman-Zhou;
-        DRS Prop. 2.5): Q puts delta on L = +inf and (1-delta) on randomized response."""
+        """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)) [@wasserman2010statistical;
+        @dong2022gaussian, Prop. 2.5]: Q puts delta on L = +inf and (1-delta) on randomized response."""
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
         delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
         w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
@@ -632,7 +632,8 @@ class CallableTradeoff(TradeoffFunction):
 
 
 def check_tradeoff_values(alpha: FloatArray, beta: FloatArray, tol: float = 1e-7) -> None:
-    """Raise ValueError unless the samples are those of a trade-off function (DRS Prop. 2.2)."""
+    """Raise ValueError unless the samples are those of a trade-off function
+    [@dong2022gaussian, Prop. 2.2]."""
     if not np.isfinite(beta).all():
         raise ValueError("a trade-off function must be finite on [0, 1]")
     if (beta < -tol).any() or (beta > 1 - alpha + tol).any():
@@ -658,7 +659,8 @@ class ProfileTradeoff(TradeoffFunction):
 
         f(a) = max_i max(0, 1 - delta(eps_i) - e^{eps_i} a, e^{-eps_i} (1 - delta(eps_i) - a))
 
-    (DRS Prop. 2.12). The profile reported is ``delta_fn`` itself, which upper-bounds the curve's.
+    [@dong2022gaussian, Prop. 2.12]. The profile reported is ``delta_fn`` itself, an upper bound on the
+    curve's.
     """
 
     delta_fn: Callable[[float], float]
@@ -691,14 +693,14 @@ class ProfileTradeoff(TradeoffFunction):
 
 def profile_to_tradeoff(delta_fn: Callable[[float], float],
                         eps_grid: ArrayLike | None = None) -> ProfileTradeoff:
-    """Tightest trade-off curve from a privacy profile sampled on ``eps_grid`` (DRS Prop. 2.12)."""
+    """Tightest trade-off curve from a profile sampled on ``eps_grid`` [@dong2022gaussian, Prop. 2.12]."""
     if eps_grid is None:
         return ProfileTradeoff(delta_fn)
     return ProfileTradeoff(delta_fn, as_float_array("eps_grid", eps_grid))
 
 
 def tradeoff_to_profile(f: TradeoffFunction) -> Callable[[float], float]:
-    """The privacy profile delta(eps) = 1 + f*(-e^eps) of a trade-off function (DRS Prop. 2.12)."""
+    """The privacy profile delta(eps) = 1 + f*(-e^eps) of a curve f [@dong2022gaussian, Prop. 2.12]."""
     return lambda eps: f.profile(float(eps))
 
 

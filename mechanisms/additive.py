@@ -2,8 +2,8 @@
 Gaussian, each calibrated to the sensitivity its query derives.
 
 Float safety. Adding floating-point Laplace or Gaussian draws to a double is not private: the set of
-reachable doubles depends on the input (Mironov 2012). ``Laplace`` and ``Gaussian`` therefore sample
-on a lattice by default (``sampler="grid"``): with gamma = 2^e a power of two chosen from the scale,
+reachable doubles depends on the input [@mironov2012significance]. ``Laplace`` and ``Gaussian`` therefore
+sample on a lattice by default (``sampler="grid"``): with gamma = 2^e a power of two chosen from the scale,
 
     output = gamma * (round(q(D)/gamma) + Z),   Z exact integer noise (``samplers``),
 
@@ -30,19 +30,20 @@ must hold for the query as evaluated in floating point):
   to the atoms at +-infinity (pessimistic); standard: ``GDP(k (1 + 2^-16)/sqrt(s2))`` when the curve is
   verified above that Gaussian curve at every knot (which suffices: a piecewise-linear curve minus a
   convex one is concave between knots), else ``ZCDP(k^2/(2 s2))``. d > 1: ``ZCDP(K2/(2 s2))``
-  (Canonne, Kamath & Steinke 2020, Thm 4, additive over coordinates); GDP is not claimed.
+  [@canonne2020discrete, Thm 4, additive over coordinates]; GDP is not claimed.
 - Both curves are monotone in the shift (monotone likelihood ratio), so the worst shift is the bound.
 
 ``sampler="float"`` keeps the textbook floating-point construction (numpy's ``laplace``/``normal``
 added to the answer) with the guarantees of the real-valued mechanisms: ``FDP(LaplaceTradeoff(
-Delta_1/b))`` (Dong, Roth & Su 2022, Sec. 2.3; the 1-d curve for vectors, see the spread-shift test)
-and ``GDP(Delta_2/sigma)`` (DRS Thm 2.7). It is NOT private as implemented (Mironov 2012; ``verify.audit``
+Delta_1/b))`` [@dong2022gaussian, Sec. 2.3] (the 1-d curve for vectors: see the spread-shift test)
+and ``GDP(Delta_2/sigma)`` [@dong2022gaussian, Thm 2.7]. It is NOT private as implemented
+[@mironov2012significance] (``verify.audit``
 refutes it through its IEEE-754 granularity region) and exists only for comparisons and audits.
 
 Discrete mechanisms on integer-valued queries: discrete Laplace (pmf proportional to exp(-|k|/b) on
 Z) with its exact ``FiniteLossTradeoff`` (it implies ``PureDP(D/b)``), and discrete Gaussian with the
 exact truncated curve for scalar queries (``discrete_gaussian_tradeoff``) and the standard guarantee
-``ZCDP(Delta_2^2/(2 sigma^2))`` (CKS 2020, Thm 4).
+``ZCDP(Delta_2^2/(2 sigma^2))`` [@canonne2020discrete, Thm 4].
 """
 
 from __future__ import annotations
@@ -268,7 +269,8 @@ def _sqrt_up(x: Fraction, bits: int = 40) -> Fraction:
 
 @dataclass(frozen=True)
 class _Continuous(_Additive):
-    """Laplace / Gaussian: ``sampler="grid"`` (default, float-safe) or ``"float"`` (unsafe, Mironov 2012)."""
+    """Laplace / Gaussian: ``sampler="grid"`` (default, float-safe) or ``"float"`` (unsafe
+    [@mironov2012significance])."""
 
     sampler: Sampler = "grid"
     grid_bits: ClassVar[int] = LAPLACE_GRID_BITS
@@ -401,7 +403,7 @@ class Laplace(_Continuous):
     The default sampler releases gamma (round(q/gamma) + Z), Z ~ DLap(t), t = ceil(b/gamma) (module
     docstring); guarantee() ``FDP(discrete_laplace_tradeoff(K1, t))`` for d = 1, ``PureDP(K1/t)`` for d > 1;
     standard_guarantee() ``PureDP(K1/t)``. ``sampler="float"``: Lap(b) in floating point (unsafe),
-    ``FDP(LaplaceTradeoff(Delta_1/b))`` / ``PureDP(Delta_1/b)`` (Dwork, McSherry, Nissim & Smith 2006).
+    ``FDP(LaplaceTradeoff(Delta_1/b))`` / ``PureDP(Delta_1/b)`` [@dwork2006calibrating].
     """
 
     norm: ClassVar[Norm] = "l1"
@@ -469,8 +471,8 @@ class Gaussian(_Continuous):
     ``GDP(Delta_2/sigma)``.
 
     ``Gaussian.calibrated(query, target, method)`` solves sigma for GDP and zCDP in closed form and
-    for (eps, delta) by the analytic Gaussian mechanism (Balle & Wang 2018) or, as a baseline,
-    the classic formula (Dwork & Roth Thm A.1, eps < 1 only); the grid sampler enlarges it by a
+    for (eps, delta) by the analytic Gaussian mechanism [@balle2018improving] or, as a baseline,
+    the classic formula [@dwork2014algorithmic, Thm A.1, eps < 1 only]; the grid sampler enlarges it by a
     relative ~sqrt(d) 2^-12/(Delta/sigma) + 2^-16. GDP targets need d = 1 with the grid sampler.
     """
 
@@ -491,7 +493,7 @@ class Gaussian(_Continuous):
         d = query.output_dim
         scalar = is_numeric(d) and int(d) == 1
         if isinstance(target, GDP) and not scalar:
-            raise ValueError("GDP is not claimed for the lattice Gaussian in d > 1 (only zCDP, CKS 2020): "
+            raise ValueError("GDP is not claimed for the lattice Gaussian in d > 1 (only zCDP): "
                              "calibrate to a ZCDP or ApproxDP target, or use sampler='float' (unsafe)")
         return _grid_calibrate(cls, query, base, target, GDP_MARGIN if scalar else Fraction(0))
 
@@ -604,8 +606,8 @@ def _gauss_window(shift: int, sigma2: Fraction) -> tuple[NDArray[np.int64], floa
 @lru_cache(maxsize=64)
 def discrete_gaussian_tradeoff(shift: int, sigma2: Fraction) -> FiniteLossTradeoff:
     """T(P, Q) for P = N_Z(0, sigma2), Q = shift + N_Z(0, sigma2) (pmf proportional to
-    exp(-y^2/(2 sigma2)) on Z; CKS 2020), exact on the window |y| <= shift + 40 sigma where the loss
-    log(q/p)(y) = (2 shift y - shift^2)/(2 sigma2); the Q-mass outside the window is put on L = +inf
+    exp(-y^2/(2 sigma2)) on Z [@canonne2020discrete]), exact on the window |y| <= shift + 40 sigma where the
+    loss log(q/p)(y) = (2 shift y - shift^2)/(2 sigma2); the Q-mass outside the window is put on L = +inf
     (``q_inf``) and the P-mass outside on L = -inf (``p_ninf``): the pair is a post-processing of
     this one, so the curve is a sound lower bound (pessimistic by less than exp(-800))."""
     if isinstance(shift, bool) or not isinstance(shift, int) or shift < 0:
@@ -625,7 +627,8 @@ def discrete_gaussian_tradeoff(shift: int, sigma2: Fraction) -> FiniteLossTradeo
 
 @lru_cache(maxsize=64)
 def lattice_gaussian_is_gdp(shift: int, sigma2: int | Fraction, mu: float) -> bool:
-    """Whether the curve of (N_Z(0, sigma2), shift + N_Z(0, sigma2)) lies above G_mu (DRS Def. 2.7).
+    """Whether the curve of (N_Z(0, sigma2), shift + N_Z(0, sigma2)) lies above G_mu
+    [@dong2022gaussian, Def. 2.7].
 
     The exact curve is piecewise linear with knots (alpha_y, beta_y) = (P(Y >= y), Q(Y < y)), y in Z,
     and G_mu is convex, so G_mu <= curve everywhere iff at every knot. Each knot is compared on the
@@ -682,8 +685,8 @@ class _DiscreteMixin(_Additive):
 
 @dataclass(frozen=True)
 class DiscreteLaplace(_DiscreteMixin):
-    """q(D) + Z, Z with pmf proportional to exp(-|k|/b) on Z^k (the two-sided geometric; Ghosh,
-    Roughgarden & Sundararajan 2009), sampled exactly (CKS 2020, Alg. 2). ``scale`` b is rational
+    """q(D) + Z, Z with pmf proportional to exp(-|k|/b) on Z^k (the two-sided geometric
+    [@ghosh2009universally]), sampled exactly [@canonne2020discrete, Alg. 2]. ``scale`` b is rational
     (a float is taken at its exact binary value). Needs an integer-valued query.
     """
 
@@ -724,7 +727,7 @@ class DiscreteLaplace(_DiscreteMixin):
 @dataclass(frozen=True)
 class DiscreteGaussian(_DiscreteMixin):
     """q(D) + Z, Z with pmf proportional to exp(-k^2/(2 sigma^2)) on Z^k, sampled exactly
-    (Canonne, Kamath & Steinke 2020, Alg. 3); guarantee ``ZCDP(Delta_2^2/(2 sigma^2))`` (CKS Thm 4).
+    [@canonne2020discrete, Alg. 3]; guarantee ``ZCDP(Delta_2^2/(2 sigma^2))`` [@canonne2020discrete, Thm 4].
     sigma^2 is used exactly when rational, else rounded up to a rational (more noise than declared).
     """
 
@@ -739,7 +742,7 @@ class DiscreteGaussian(_DiscreteMixin):
     def calibrated(cls, query: Query, target: Guarantee) -> DiscreteGaussian:
         """sigma = Delta_2/sqrt(2 rho) for a ZCDP(rho) target (the only family proven for it here)."""
         if not isinstance(target, ZCDP):
-            raise ValueError(f"DiscreteGaussian is calibrated to ZCDP targets (CKS 2020 Thm 4), got "
+            raise ValueError(f"DiscreteGaussian is calibrated to ZCDP targets, got "
                              f"{type(target).__name__}")
         return _ensure_target(cls(query, gaussian_sigma(query.l2, target)), target)
 

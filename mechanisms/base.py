@@ -98,7 +98,7 @@ class Mechanism(ABC):
         raise NotImplementedError(f"{type(self).__name__} has no closed-form output density")
 
     def pld(self, **kwargs: Any) -> Any:
-        """The privacy-loss distribution of ``guarantee()`` (numeric composition, issue #3).
+        """The privacy-loss distribution of ``guarantee()`` (numeric composition).
 
         Delegates to ``accountant.pld_from_guarantee``; raises ``NotImplementedError`` while the
         accountant does not provide it.
@@ -107,7 +107,7 @@ class Mechanism(ABC):
 
         fn = getattr(accountant, "pld_from_guarantee", None)
         if fn is None:
-            raise NotImplementedError("accountant.pld_from_guarantee is not available yet (issue #3); "
+            raise NotImplementedError("accountant.pld_from_guarantee is not available; "
                                       "use guarantee() with accountant.compose meanwhile")
         return fn(self.guarantee(), **kwargs)
 

@@ -3,16 +3,19 @@
 Closed forms are returned as sympy expressions in the sensitivity (so they stay symbolic until
 bound); the analytic Gaussian mechanism is solved numerically on the accountant's GDP profile.
 
-=========================  ==========================================================  ==========
+=========================  ==========================================================  =======================
 noise / target             scale                                                       source
-=========================  ==========================================================  ==========
-Laplace, PureDP(eps)       b = Delta_1 / eps                                           DMNS 2006
-Laplace, ApproxDP(eps, d)  b = Delta_1 / (eps - 2 log(1 - d)), from the Laplace curve  DRS Sec 2.3
-Laplace, ZCDP(rho)         b = Delta_1 / sqrt(2 rho), since eps-DP => eps^2/2-zCDP     BS16 Prop 1.4
-Gaussian, GDP(mu)          sigma = Delta_2 / mu                                        DRS Thm 2.7
-Gaussian, ZCDP(rho)        sigma = Delta_2 / sqrt(2 rho)                               BS16 Prop 1.6
-Gaussian, ApproxDP         smallest sigma with GDP(Delta_2/sigma).delta(eps) <= delta  BW18 Thm 8
-=========================  ==========================================================  ==========
+=========================  ==========================================================  =======================
+Laplace, PureDP(eps)       b = Delta_1 / eps                                           [@dwork2006calibrating]
+Laplace, ApproxDP(eps, d)  b = Delta_1 / (eps - 2 log(1 - d)), from the Laplace curve  [@dong2022gaussian]
+Laplace, ZCDP(rho)         b = Delta_1 / sqrt(2 rho), since eps-DP => eps^2/2-zCDP     [@bun2016concentrated]
+Gaussian, GDP(mu)          sigma = Delta_2 / mu                                        [@dong2022gaussian]
+Gaussian, ZCDP(rho)        sigma = Delta_2 / sqrt(2 rho)                               [@bun2016concentrated]
+Gaussian, ApproxDP         smallest sigma with GDP(Delta_2/sigma).delta(eps) <= delta  [@balle2018improving]
+=========================  ==========================================================  =======================
+
+Sources, in order: [@dong2022gaussian, Sec. 2.3 and Thm 2.7]; [@bun2016concentrated, Prop. 1.4 and 1.6];
+[@balle2018improving, Thm 8].
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ def laplace_scale(l1: Any, target: Guarantee) -> Any:
     """Laplace scale b (sympy) for L1 sensitivity ``l1`` meeting ``target`` (see module table).
 
     The ApproxDP form inverts the Laplace privacy profile delta(eps) = 1 - exp((eps - Delta/b)/2) on
-    [-Delta/b, Delta/b] (Dong, Roth & Su 2022, Sec. 2.3), so it is exact, not a bound.
+    [-Delta/b, Delta/b] [@dong2022gaussian, Sec. 2.3], so it is exact, not a bound.
     GDP targets are refused: Laplace noise is not calibrated to a Gaussian curve here.
     Rules live in ``laplace_scale_for`` (``functools.singledispatch`` on the target type), where a
     new guarantee type can be registered.
@@ -101,8 +104,8 @@ def _(target: ZCDP, l1: Any) -> Any:
 def gaussian_sigma(l2: Any, target: Guarantee, method: str = "analytic") -> Any:
     """Gaussian standard deviation for L2 sensitivity ``l2`` meeting ``target`` (see module table).
 
-    ApproxDP targets use ``method="analytic"`` (Balle & Wang 2018; numeric, needs a numeric
-    sensitivity) or ``method="classic"`` (Dwork & Roth Thm A.1; valid only for eps < 1).
+    ApproxDP targets use ``method="analytic"`` [@balle2018improving] (numeric, needs a numeric
+    sensitivity) or ``method="classic"`` [@dwork2014algorithmic, Thm A.1] (valid only for eps < 1).
     PureDP targets raise: no Gaussian noise gives pure DP. Rules live in ``gaussian_sigma_for``
     (singledispatch on the target type).
     """
@@ -149,7 +152,7 @@ def _(target: PureDP, l2: Any, method: str) -> Any:
 
 
 def classic_gaussian_sigma(l2: Any, eps: float, delta: float) -> Any:
-    """sigma = sqrt(2 ln(1.25/delta)) Delta_2 / eps (Dwork & Roth 2014, Thm A.1). A baseline.
+    """sigma = sqrt(2 ln(1.25/delta)) Delta_2 / eps [@dwork2014algorithmic, Thm A.1]. A baseline.
 
     The theorem holds only for 0 < eps < 1; outside that range this raises ``ValueError``.
     """
@@ -163,7 +166,7 @@ def classic_gaussian_sigma(l2: Any, eps: float, delta: float) -> Any:
 
 
 def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
-    """Smallest sigma with (eps, delta)-DP for L2 sensitivity ``l2`` (Balle & Wang 2018, Thm 8).
+    """Smallest sigma with (eps, delta)-DP for L2 sensitivity ``l2`` [@balle2018improving, Thm 8].
 
     The Gaussian mechanism is exactly mu-GDP with mu = l2/sigma, and mu -> delta_mu(eps) is
     increasing; bisection on mu keeps the feasible end (delta_mu(eps) <= delta, evaluated with the

@@ -1,4 +1,4 @@
-"""Local randomizers: k-ary randomized response (Warner 1965; Kairouz, Oh & Viswanath 2016)."""
+"""Local randomizers: k-ary randomized response [@warner1965randomized; @kairouz2016extremal]."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ class RandomizedResponse(Mechanism):
     for a declared 36, and it never flips at eps >= 38). The report differs from the record with
     probability e^l/(1 + e^l), l = ``flip_log_odds``, a rational >= log(k - 1) - eps: propose "flip" or
     "keep" with a fair integer coin, accept the likelier one always and the other with probability
-    exp(-|l|) (exact Bernoulli, CKS 2020 Alg. 1), repeat on rejection (at most 2 rounds expected);
-    a flip reports a uniform other value (``rng.integers``). The law sampled is k-RR with
+    exp(-|l|) (exact Bernoulli [@canonne2020discrete, Alg. 1]), repeat on rejection (at most 2 rounds
+    expected); a flip reports a uniform other value (``rng.integers``). The law sampled is k-RR with
     eps' = ``sampling_eps`` = log(k - 1) - l <= eps (eps' = eps exactly when k = 2 and eps is on the
     lattice, e.g. an integer), at least as private as declared: k-RR with a smaller eps is a
     post-processing of k-RR with a larger one.

@@ -1,11 +1,10 @@
-"""Exact samplers for integer noise (Canonne, Kamath & Steinke 2020, "The discrete Gaussian for
-differential privacy", Algorithms 1-3).
+"""Exact samplers for integer noise [@canonne2020discrete, Algorithms 1-3].
 
 Every random decision is a comparison of a uniform random *integer* with an integer: Bernoulli(p)
 for a rational p = a/b draws U uniform on {0, ..., b-1} and returns U < a. Parameters are
 ``fractions.Fraction`` and all arithmetic is on Python integers, so the output law is exactly the
 stated pmf (up to the quality of the Generator's bits); no floating-point rounding enters, and the
-attack of Mironov (2012) on floating-point Laplace noise does not apply.
+attack of Mironov [@mironov2012significance] on floating-point Laplace noise does not apply.
 
 The array functions run the same algorithms vectorised on int64 arrays when the parameters' integers
 are small enough for every product to stay below 2^62 (checked), and otherwise loop over draws with
@@ -110,7 +109,7 @@ def bernoulli_rational(rng: np.random.Generator, p: Fraction) -> bool:
 
 
 def bernoulli_exp_neg(rng: np.random.Generator, gamma: Fraction) -> bool:
-    """Bernoulli(exp(-gamma)) for rational gamma >= 0, exactly (CKS 2020, Algorithm 1).
+    """Bernoulli(exp(-gamma)) for rational gamma >= 0, exactly [@canonne2020discrete, Algorithm 1].
 
     For gamma in [0, 1]: draw A_k ~ Bernoulli(gamma/k) for k = 1, 2, ... until the first A_K = 0 and
     return [K odd]; P(K > k) = gamma^k/k!, so P(K odd) = sum (-gamma)^j/j! = exp(-gamma).
@@ -133,7 +132,7 @@ def bernoulli_exp_neg(rng: np.random.Generator, gamma: Fraction) -> bool:
 
 
 def discrete_laplace(rng: np.random.Generator, scale: Fraction) -> int:
-    """Y with P(Y = y) proportional to exp(-|y|/scale) on the integers (CKS 2020, Algorithm 2).
+    """Y with P(Y = y) proportional to exp(-|y|/scale) on the integers [@canonne2020discrete, Algorithm 2].
 
     With scale = t/s: U uniform on {0..t-1} kept with probability exp(-U/t) and V geometric
     (P(V = v) proportional to e^-v) make X = U + tV with P(X = x) proportional to exp(-x/t);
@@ -158,7 +157,7 @@ def discrete_laplace(rng: np.random.Generator, scale: Fraction) -> int:
 
 
 def discrete_gaussian(rng: np.random.Generator, sigma2: Fraction) -> int:
-    """Y with P(Y = y) proportional to exp(-y^2/(2 sigma2)) on the integers (CKS 2020, Algorithm 3).
+    """Y with P(Y = y) proportional to exp(-y^2/(2 sigma2)) on the integers [@canonne2020discrete, Alg. 3].
 
     Proposals Y ~ discrete Laplace with scale t = floor(sigma) + 1 are accepted with probability
     exp(-(|Y| - sigma2/t)^2/(2 sigma2)), a rational exponent, so the acceptance is exact.
@@ -190,7 +189,7 @@ VEC_MAX_GAUSSIAN_DENOMINATOR = 2**60
 
 def _bexp_unit_vec(rng: np.random.Generator, num: NDArray[np.int64],
                    den: NDArray[np.int64]) -> NDArray[np.bool_]:
-    """Bernoulli(exp(-num/den)) elementwise for 0 <= num <= den (CKS Algorithm 1, vectorised)."""
+    """Bernoulli(exp(-num/den)) elementwise for 0 <= num <= den [@canonne2020discrete, Alg. 1, vectorised]."""
     size = num.size
     k = np.ones(size, dtype=np.int64)
     result = np.zeros(size, dtype=bool)
@@ -265,8 +264,8 @@ def _geometric_e_vec(rng: np.random.Generator, size: int) -> NDArray[np.int64]:
 
 
 def _one_sided_vec(rng: np.random.Generator, t: int, m: int) -> NDArray[np.int64]:
-    """Up to m draws of X >= 0 with P(X = x) proportional to exp(-x/t) (CKS 2020, Alg. 2 before the
-    division and the sign): U uniform on {0..t-1} kept with probability exp(-U/t), X = U + t V with
+    """Up to m draws of X >= 0 with P(X = x) proportional to exp(-x/t) [@canonne2020discrete, Alg. 2 before
+    the division and the sign]: U uniform on {0..t-1} kept with probability exp(-U/t), X = U + t V with
     V ~ Geometric(1 - 1/e)."""
     u = rng.integers(0, t, size=m)
     u = u[bernoulli_exp_neg_vec(rng, u, np.full(m, t, dtype=np.int64))]
@@ -277,7 +276,7 @@ def _one_sided_vec(rng: np.random.Generator, t: int, m: int) -> NDArray[np.int64
 
 
 def _discrete_laplace_vec(rng: np.random.Generator, t: int, s: int, count: int) -> NDArray[np.int64]:
-    """CKS Algorithm 2 on arrays: P(y) proportional to exp(-|y| s/t)."""
+    """[@canonne2020discrete, Algorithm 2] on arrays: P(y) proportional to exp(-|y| s/t)."""
     out = np.empty(count, dtype=np.int64)
     filled = 0
     while filled < count:
@@ -307,8 +306,8 @@ def geometric_array(rng: np.random.Generator, t: int, shape: tuple[int, ...]) ->
 
 
 def _discrete_gaussian_vec(rng: np.random.Generator, sigma2: Fraction, count: int) -> NDArray[np.int64]:
-    """CKS Algorithm 3 on arrays; the acceptance exponent (q t |Y| - p)^2 / (2 p q t^2) for
-    sigma2 = p/q is formed with Python integers, then split into whole and fractional parts."""
+    """[@canonne2020discrete, Algorithm 3] on arrays; the acceptance exponent (q t |Y| - p)^2 / (2 p q t^2)
+    for sigma2 = p/q is formed with Python integers, then split into whole and fractional parts."""
     p, q = sigma2.numerator, sigma2.denominator
     t = isqrt(p // q) + 1
     den = 2 * p * q * t * t
@@ -362,8 +361,8 @@ def discrete_gaussian_array(rng: np.random.Generator, sigma2: Fraction,
 
 # ----------------------------------------------------------------------------- the lattice 2^e Z
 #
-# Float-safe release (Mironov 2012): values are rounded to the lattice 2^e Z, exact integer noise is
-# added to the lattice index, and the sum is mapped back to a double. Dividing and multiplying by a
+# Float-safe release [@mironov2012significance]: values are rounded to the lattice 2^e Z, exact integer noise
+# is added to the lattice index, and the sum is mapped back to a double. Dividing and multiplying by a
 # power of two is exact, and every integer of magnitude <= 2^53 is a double, so every output is an
 # exact multiple of 2^e and the set of reachable outputs does not depend on the input.
 

@@ -96,8 +96,8 @@ def _score_lattice(q: Query) -> tuple[int, int]:
 @dataclass(frozen=True)
 class ExponentialMechanism(Mechanism):
     """Output candidate r with probability proportional to exp(eps u(D, r) / (2 Delta))
-    (McSherry & Talwar 2007; seed 004); eps-DP. For a monotone utility exp(eps u / Delta) suffices
-    (Dwork & Roth 2014, Sec. 3.4). ``monotone=None`` takes the utility query's own declaration.
+    [@mcsherry2007mechanism]; eps-DP. For a monotone utility exp(eps u / Delta) suffices
+    [@dwork2014algorithmic, Sec. 3.4]. ``monotone=None`` takes the utility query's own declaration.
 
     Sampled exactly (inverting a float CDF gives candidates probability 0 on one input and 2^-53 on a
     neighbour). The scores are rounded to n_r = round(u_r/gamma), gamma = 2^(floor(log2 Delta) - 20),
@@ -105,8 +105,8 @@ class ExponentialMechanism(Mechanism):
     with the rational s <= eps/(2K) (eps/K if monotone) and d_r = min(max_j n_j - n_r, D), D = 2^62 // s
     numerator (the clipped utility max(n_r, max n - D) has the same sensitivity K), candidate r has
     probability proportional to exp(-s d_r): a uniform proposal (``rng.integers``) accepted by an exact
-    Bernoulli(exp(-s d_r)) (CKS 2020, Alg. 1). This is the exponential mechanism on an integer utility
-    of sensitivity K with factor s, so P(r|D)/P(r|D') <= exp(2 s K) <= e^eps (exp(s K) when monotone):
+    Bernoulli(exp(-s d_r)) [@canonne2020discrete, Alg. 1]. This is the exponential mechanism on an integer
+    utility of sensitivity K with factor s, so P(r|D)/P(r|D') <= exp(2 s K) <= e^eps (exp(s K) when monotone):
     the declared ``PureDP(eps)`` holds for what is sampled. Expected rounds: k / sum_r exp(-s d_r) <= k.
     """
 
@@ -175,9 +175,9 @@ class ExponentialMechanism(Mechanism):
 class ReportNoisyMax(Mechanism):
     """argmax_r u(D, r) + Z_r with i.i.d. noise of scale 2 Delta/eps (Delta/eps if monotone); eps-DP.
 
-    Laplace noise: Dwork & Roth 2014, Claim 3.9 (the threshold a candidate must beat moves by at most
-    2 Delta, or Delta for monotone scores). Exponential noise: Ding et al. 2021 (identical to
-    permute-and-flip, McKenna & Sheldon 2020). Gumbel noise: the output law is exactly the exponential
+    Laplace noise: [@dwork2014algorithmic, Claim 3.9] (the threshold a candidate must beat moves by at most
+    2 Delta, or Delta for monotone scores). Exponential noise: [@ding2021permute] (identical to
+    permute-and-flip [@mckenna2020permute]). Gumbel noise: the output law is exactly the exponential
     mechanism's, so ``privacy_loss`` is available for it.
 
     Sampled exactly (float noise has bounded tails: a candidate that cannot win on one input may win
@@ -185,8 +185,9 @@ class ReportNoisyMax(Mechanism):
     moved by at most K steps), plus exact two-sided / one-sided geometric noise with
     P(z) proportional to exp(-|z|/t), t = ceil(c K/eps) steps (c = 2, or 1 when monotone), ties to the
     lowest index. The event "r wins" is {Z_r >= threshold} for fixed other noise, the threshold moves
-    by at most 2K steps (K, and in the favourable direction for the other K, when monotone: Dwork &
-    Roth's argument), and both laws' tails satisfy S(c - m) <= e^(m/t) S(c): so P(r|D) <= e^eps P(r|D').
+    by at most 2K steps (K, and in the favourable direction for the other K, when monotone: the
+    argument of [@dwork2014algorithmic]), and both laws' tails satisfy S(c - m) <= e^(m/t) S(c): so
+    P(r|D) <= e^eps P(r|D').
     Gumbel: drawn from the exact exponential-mechanism sampler with the same eps (the same law).
     """
 
@@ -250,7 +251,7 @@ VALUE_LATTICE_BITS = 16
 
 @dataclass(frozen=True)
 class _ValueLattice:
-    """How PrivateMax releases f_i + w without floating-point leaks (Mironov 2012): the value is
+    """How PrivateMax releases f_i + w without floating-point leaks [@mironov2012significance]: the value is
     rounded to the lattice 2^e Z and exact discrete Laplace noise of parameter t (in lattice steps)
     is added. Rounding moves a value by at most half a step, so neighbouring values differ by at
     most ``shift`` = floor(B / 2^e) + 1 steps, and the release is (shift / t)-DP."""
@@ -303,14 +304,14 @@ def _private_max_steps(f: FloatArray, scale: float, utility: Query, lattice: _Va
 
 @dataclass(frozen=True)
 class PrivateMax(Mechanism):
-    """PrivateMax(f, B, eps) of Cai, Wang & Zhang (seed 000, Algorithm 1): with xi_j, w i.i.d.
+    """PrivateMax(f, B, eps) of Cai, Wang & Zhang [@cai2021cost, Algorithm 1]: with xi_j, w i.i.d.
     Laplace(2B/eps), return i = argmax_j |f_j(D) + xi_j| and f_i(D) + w. Output: [index, value].
 
     B is the L-infinity sensitivity of the utility. Guarantee: ``PureDP(3 eps / 2)`` plus at most
     2^-15 (below). Sampled exactly: the argmax is taken over |n_j + Z_j| with the scores on the lattice
     of ``ExponentialMechanism`` (moved by at most K steps) and exact discrete Laplace Z of t steps,
     so the event "i wins" is two half-lines whose end points move by at most 2K steps: 2K/t.
-    Lemma 16 of the seed states (eps, 0)-DP; our accounting is: the argmax step is
+    Lemma 16 of [@cai2021cost] states (eps, 0)-DP; our accounting is: the argmax step is
     eps-DP (the event "i wins" is a pair of half-lines for xi_i whose end points move by at most 2B,
     i.e. 2B/scale = eps), and releasing f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2);
     for non-monotone scores the argmax bound is approached, so we declare the sum. The value is
@@ -372,13 +373,13 @@ class PrivateMax(Mechanism):
 
 @dataclass(frozen=True)
 class Peeling(Mechanism):
-    """Peeling(f, k, B, eps, delta) of Cai, Wang & Zhang (seed 000, Algorithm 2): k rounds of
+    """Peeling(f, k, B, eps, delta) of Cai, Wang & Zhang [@cai2021cost, Algorithm 2]: k rounds of
     PrivateMax with eps' = eps / (2 sqrt(3 k log(1/delta))), each removing the selected coordinate.
     Output: (k, 2) array of [index, noisy value].
 
-    Guarantee: the exact composition (Kairouz, Oh & Viswanath 2015, via ``accountant.compose``) of k
+    Guarantee: the exact composition [@kairouz2015composition, via ``accountant.compose``] of k
     rounds of ``PrivateMax(utility, eps')``, each ``PureDP(3 eps'/2)`` plus at most 2^-15 (see
-    ``PrivateMax``). Lemma 17 of the seed claims (eps, delta)-DP; ``claimed()`` returns that claim
+    ``PrivateMax``). Lemma 17 of [@cai2021cost] claims (eps, delta)-DP; ``claimed()`` returns that claim
     and ``guarantee().epsilon(delta)`` the eps we can account for, which is below eps for the usual
     parameters (eps <= 1) -- see the tests.
     """
@@ -431,16 +432,17 @@ class Peeling(Mechanism):
 
 @dataclass(frozen=True)
 class AboveThreshold(Mechanism):
-    """The sparse vector technique, AboveThreshold (Dwork & Roth 2014, Alg. 1 / Thm 3.23; Lyu, Su &
-    Li 2017, Alg. 1 with c = 1): rho ~ Lap(2 Delta/eps) drawn once, nu_i ~ Lap(4 Delta/eps) per query
-    (Lap(2 Delta/eps) for monotone queries, Lyu et al. Thm 3); output the index of the first query with
-    q_i(D) + nu_i >= threshold + rho and halt, or k (meaning "none") if no query passes. eps-DP.
+    """The sparse vector technique, AboveThreshold [@dwork2014algorithmic, Alg. 1 / Thm 3.23;
+    @lyu2017understanding, Alg. 1 with c = 1]: rho ~ Lap(2 Delta/eps) drawn once, nu_i ~ Lap(4 Delta/eps)
+    per query (Lap(2 Delta/eps) for monotone queries, [@lyu2017understanding, Thm 3]); output the index of
+    the first query with q_i(D) + nu_i >= threshold + rho and halt, or k (meaning "none") if no
+    query passes. eps-DP.
 
     Sampled exactly: queries and threshold on the lattice of ``ExponentialMechanism`` (a neighbour
     moves each n_i by at most K steps), rho and nu_i exact discrete Laplace with t = ceil(2K/eps) and
-    ceil(4K/eps) steps (ceil(2K/eps) monotone). The proof of Lyu et al. carries over: shifting rho by K
-    and the winner's nu by 2K (K) maps outcomes onto outcomes, and the discrete Laplace pmf satisfies
-    p(z + m) <= e^(m/t) p(z), so the cost is K/t_rho + 2K/t_nu <= eps.
+    ceil(4K/eps) steps (ceil(2K/eps) monotone). The proof of [@lyu2017understanding] carries over:
+    shifting rho by K and the winner's nu by 2K (K) maps outcomes onto outcomes, and the discrete
+    Laplace pmf satisfies p(z + m) <= e^(m/t) p(z), so the cost is K/t_rho + 2K/t_nu <= eps.
     """
 
     queries: Query

@@ -1,4 +1,5 @@
-"""Ready-made statistics (seed 004): noisy histogram and clipped count, sum, mean and variance.
+"""Ready-made statistics: noisy histogram and clipped count, sum, mean and variance
+[@avellamedina2025differentially].
 
 Each builds the query on the given domain (with ``clip=True``: the clipped statistic is the declared
 one, so records are clipped into the box rather than rejected) and calibrates the requested noise to
@@ -60,7 +61,7 @@ def _edges(edges: Sequence[float] | None) -> tuple[float, ...] | None:
 def noisy_histogram(domain: Domain, target: Guarantee, edges: Sequence[float] | None = None, *,
                     membership: Callable[[Any], ArrayLike] | None = None, k: int | None = None,
                     max_bins_per_record: int = 1, noise: NoiseKind = "laplace") -> Mechanism:
-    """Histogram counts plus calibrated noise (seed 004, "noisy histogram")."""
+    """Histogram counts plus calibrated noise [@avellamedina2025differentially, "noisy histogram"]."""
     q = Histogram(_clipped(domain), _edges(edges), membership, k,
                   max_bins_per_record)
     return calibrate(q, target, noise)
@@ -73,12 +74,14 @@ def clipped_count(domain: Domain, target: Guarantee, predicate: Callable[[Any], 
 
 
 def clipped_sum(domain: Domain, target: Guarantee, *, noise: NoiseKind = "laplace") -> Mechanism:
-    """Noisy sum of records clipped into the domain's box (seed 004, "bounded data")."""
+    """Noisy sum of records clipped into the domain's box [@avellamedina2025differentially,
+    "bounded data"]."""
     return calibrate(Sum(_clipped(domain)), target, noise)
 
 
 def clipped_mean(domain: Domain, target: Guarantee, *, noise: NoiseKind = "laplace") -> Mechanism:
-    """Noisy mean of records clipped into the box (the truncated mean of seeds 000 and 004)."""
+    """Noisy mean of records clipped into the box (the truncated mean of [@cai2021cost;
+    @avellamedina2025differentially])."""
     return calibrate(Mean(_clipped(domain)), target, noise)
 
 

@@ -1,8 +1,8 @@
 """Score families: functions s(y) estimating the log likelihood ratio log q(y)/p(y) of the outputs
 on the second input against the first, fitted on the selection half only. A region is
 {s > t} (or {s < t} for the swapped pair), so the families cover the rejection regions of
-DP-Sniper (Bichsel et al. 2021, a classifier), StatDP (Ding et al. 2018, thresholds on outputs)
-and exact value counts, plus the IEEE-754 feature of Mironov (2012).
+DP-Sniper [@bichsel2021dpsniper, a classifier], StatDP [@ding2018detecting, thresholds on outputs]
+and exact value counts, plus the IEEE-754 feature of Mironov [@mironov2012significance].
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _count_table(keys_p: NDArray[Any], keys_q: NDArray[Any]) -> Callable[[NDArra
 
 
 def lowest_bit_exponent(y: NDArray[Any]) -> NDArray[np.int64]:
-    """e with y = m 2^e, m an odd integer: the granularity of a double (Mironov 2012).
+    """e with y = m 2^e, m an odd integer: the granularity of a double [@mironov2012significance].
 
     Zero maps to -2000, infinities and NaN to 2000.
     """

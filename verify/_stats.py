@@ -1,6 +1,6 @@
 """Exact binomial confidence bounds and the lower bounds on privacy parameters they imply.
 
-Clopper & Pearson (1934): for k successes in n trials, the one-sided upper bound at level gamma
+Clopper & Pearson [@clopper1934use]: for k successes in n trials, the one-sided upper bound at level gamma
 is the (1 - gamma) quantile of Beta(k + 1, n - k) (1 when k = n), the lower bound the gamma quantile
 of Beta(k, n - k + 1) (0 when k = 0). Both hold with probability >= 1 - gamma for every p.
 """
@@ -44,8 +44,8 @@ def eps_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike, delta: float)
     """Largest eps refuted by a test whose errors satisfy alpha <= alpha_upper, beta <= beta_upper.
 
     (eps, delta)-DP requires 1 - beta <= e^eps alpha + delta and, for the complementary test of
-    the swapped pair, 1 - alpha <= e^eps beta + delta (Wasserman & Zhou 2010; Kairouz, Oh &
-    Viswanath 2015). Returns max of log((1 - delta - beta_u)/alpha_u) and its mirror, at least 0.
+    the swapped pair, 1 - alpha <= e^eps beta + delta [@wasserman2010statistical;
+    @kairouz2015composition]. Returns max of log((1 - delta - beta_u)/alpha_u) and its mirror, at least 0.
     """
     a = np.asarray(alpha_upper, dtype=np.float64)
     b = np.asarray(beta_upper, dtype=np.float64)
@@ -58,7 +58,7 @@ def eps_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike, delta: float)
 
 def mu_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike) -> FloatArray:
     """Largest mu refuted: G_mu(a) = Phi(Phi^{-1}(1 - a) - mu) is decreasing in mu, so beta_u < G_mu(alpha_u)
-    for every mu < Phi^{-1}(1 - alpha_u) - Phi^{-1}(beta_u) (Dong, Roth & Su 2022, Def. 2.7)."""
+    for every mu < Phi^{-1}(1 - alpha_u) - Phi^{-1}(beta_u) [@dong2022gaussian, Def. 2.7]."""
     a = np.asarray(alpha_upper, dtype=np.float64)
     b = np.asarray(beta_upper, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):

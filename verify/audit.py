@@ -1,7 +1,7 @@
 """Black-box audits: refute a privacy claim, or bound the privacy loss from below, by testing.
 
 A mechanism satisfies f-DP exactly when every test between its outputs on neighbouring inputs has
-errors (alpha, beta) with beta >= f(alpha) (Wasserman & Zhou 2010; Dong, Roth & Su 2022, Def. 2.3).
+errors (alpha, beta) with beta >= f(alpha) [@wasserman2010statistical; @dong2022gaussian, Def. 2.3].
 The audit draws outputs on each pair, chooses rejection regions {s > t} on a selection part of
 the draws (30% by default; scores: exact likelihood ratio, exact value counts, thresholds on
 coordinates, histograms, IEEE-754 granularity, logistic regression), and bounds

@@ -2,8 +2,8 @@
 
 The mechanism's guarantee (and its PLD guarantee, when it has ``pld()``) is an exact curve or a
 sound lower bound on its trade-off function, so a claim it implies holds. Comparisons:
-(eps, delta) claims by the privacy profile, delta_mech(eps) <= delta (DRS Prop. 2.12: f_{eps,delta}-DP
-is (eps, delta)-DP); GDP against GDP by mu; any other pair of curves by a sound comparison of a
+(eps, delta) claims by the privacy profile, delta_mech(eps) <= delta (f_{eps,delta}-DP is (eps, delta)-DP
+[@dong2022gaussian, Prop. 2.12]); GDP against GDP by mu; any other pair of curves by a sound comparison of a
 piecewise-linear lower envelope of the mechanism's curve with the chords of the claim's (which lie
 above it by convexity), checked at every knot of both.
 """
@@ -76,7 +76,7 @@ def _gdp_mu(claim: Guarantee) -> float | None:
 
 def _zcdp_rho(g: Guarantee) -> float | None:
     """A rho with g => rho-zCDP: mu^2/2 for mu-GDP (the Gaussian pair's Renyi divergence), eps^2/2 for
-    eps-DP (Bun & Steinke 2016, Prop. 1.4), rho itself; rounded up. None for other guarantees."""
+    eps-DP [@bun2016concentrated, Prop. 1.4], rho itself; rounded up. None for other guarantees."""
     if isinstance(g, ZCDP):
         return g.rho
     x = g.mu if isinstance(g, GDP) else g.eps if isinstance(g, PureDP) else None

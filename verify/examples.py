@@ -7,8 +7,8 @@ rules: the reference Laplace, Gaussian and randomized-response mechanisms ARE th
 with their declared guarantees; integer noise is drawn by the exact samplers of
 ``mechanisms.samplers`` (never numpy's floating-point geometric), so outputs are shifts of an
 x-independent law on a common lattice and floating-point rounding cannot create outputs reachable
-from one input only (Mironov 2012). The buggy sparse-vector variants are those analysed by Lyu, Su &
-Li (2017, "Understanding the sparse vector technique").
+from one input only [@mironov2012significance]. The buggy sparse-vector variants are those analysed by
+[@lyu2017understanding].
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def on_lattice(index: NDArray[np.int64]) -> FloatArray:
 
 
 def two_sided_geometric(rng: np.random.Generator, scale: float, shape: tuple[int, ...]) -> NDArray[np.int64]:
-    """Discrete Laplace on Z, P(k) proportional to exp(-|k| / b), drawn exactly (CKS 2020, Alg. 2)
+    """Discrete Laplace on Z, P(k) proportional to exp(-|k| / b), drawn exactly [@canonne2020discrete, Alg. 2]
     with b = ``scale`` rounded up to 2^-20 Z (more noise, never less)."""
     b = check_real("scale", scale, low=0.0, high=math.inf, low_open=True, high_open=True)
     return discrete_laplace_array(rng, Fraction(math.ceil(Fraction(b) * 2**20), 2**20), shape)
@@ -113,7 +113,7 @@ class _Catalogue:
 
 @dataclass(frozen=True)
 class ScalarLaplace(_Catalogue):
-    """Laplace mechanism on one query with sensitivity ``sens`` (Dwork & Roth Thm 3.6; seed 004):
+    """Laplace mechanism on one query with sensitivity ``sens`` [@dwork2014algorithmic, Thm 3.6]:
     the catalogue's ``Laplace.calibrated(query, PureDP(eps))`` with the lattice sampler. Its guarantee
     is the exact curve of the lattice pair, ``FDP(discrete_laplace_tradeoff(K1, t))``, which implies
     PureDP(eps) (the continuous ``LaplaceTradeoff(eps)`` is NOT implied by a lattice curve)."""
@@ -128,9 +128,9 @@ class ScalarLaplace(_Catalogue):
 
 @dataclass(frozen=True)
 class GaussianMechanism(_Catalogue):
-    """Gaussian mechanism for sensitivity ``sens`` calibrated to mu-GDP (DRS Thm 2.7): the catalogue's
-    ``Gaussian.calibrated(query, GDP(mu))`` with the lattice sampler (exact discrete Gaussian noise);
-    guarantee the exact lattice curve, standard guarantee a GDP(mu') with mu' <= mu."""
+    """Gaussian mechanism for sensitivity ``sens`` calibrated to mu-GDP [@dong2022gaussian, Thm 2.7]:
+    the catalogue's ``Gaussian.calibrated(query, GDP(mu))`` with the lattice sampler (exact discrete
+    Gaussian noise); guarantee the exact lattice curve, standard guarantee a GDP(mu') with mu' <= mu."""
 
     mu: float
     sens: float = 1.0
@@ -142,7 +142,7 @@ class GaussianMechanism(_Catalogue):
 
 @dataclass(frozen=True)
 class RandomizedResponse:
-    """Binary randomized response: report the bit w.p. e^eps/(1 + e^eps) (Warner 1965); eps-DP.
+    """Binary randomized response: report the bit w.p. e^eps/(1 + e^eps) [@warner1965randomized]; eps-DP.
     The catalogue's exact sampler ``mechanisms.RandomizedResponse(2, eps)`` on one bit."""
 
     eps: float
@@ -167,8 +167,8 @@ class RandomizedResponse:
 
 @dataclass(frozen=True)
 class GeometricMechanism:
-    """Integer-valued discrete Laplace (geometric) mechanism (Ghosh, Roughgarden & Sundararajan
-    2009): integer answer plus two-sided geometric noise of scale sens/eps; eps-DP."""
+    """Integer-valued discrete Laplace (geometric) mechanism
+    [@ghosh2009universally]: integer answer plus two-sided geometric noise of scale sens/eps; eps-DP."""
 
     eps: float
     sens: int = 1
@@ -196,10 +196,10 @@ def _catalogue_rnm(k: int, eps: float, noise: str) -> CatalogueRNM:
 @dataclass(frozen=True)
 class ReportNoisyMax:
     """Report-noisy-max index over counting queries (monotone, sensitivity 1, add/remove one):
-    noise Exp(1/eps) (Ding et al. 2021; equivalent to permute-and-flip) or Lap(1/eps) (Dwork & Roth
-    Claim 3.9); both eps-DP, sampled exactly by the catalogue's ``mechanisms.ReportNoisyMax``. With
-    ``return_value`` the noisy maximum itself is released too (float noise): a bug whose privacy loss
-    grows with the number of queries."""
+    noise Exp(1/eps) [@ding2021permute] (equivalent to permute-and-flip) or Lap(1/eps)
+    [@dwork2014algorithmic, Claim 3.9]; both eps-DP, sampled exactly by the catalogue's
+    ``mechanisms.ReportNoisyMax``. With ``return_value`` the noisy maximum itself is released too (float
+    noise): a bug whose privacy loss grows with the number of queries."""
 
     eps: float
     noise: str = "exponential"
@@ -227,7 +227,7 @@ class ReportNoisyMax:
 
 @dataclass(frozen=True)
 class SparseVector:
-    """Sparse vector / AboveThreshold on query answers with sensitivity 1 (Lyu, Su & Li 2017).
+    """Sparse vector / AboveThreshold on query answers with sensitivity 1 [@lyu2017understanding].
 
     ``variant``:
       - "correct": their Alg. 1 — threshold noise Lap(2/eps), query noise Lap(4c/eps), halt after c
@@ -329,7 +329,8 @@ class NoisyHistogram:
 @dataclass(frozen=True)
 class TextbookLaplace:
     """Laplace by inverting the CDF of a double uniform and adding it to the answer in floating
-    point: the construction Mironov (2012) showed leaks the input through the set of reachable doubles."""
+    point: the construction Mironov [@mironov2012significance] showed leaks the input through the set of
+    reachable doubles."""
 
     eps: float
 

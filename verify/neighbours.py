@@ -1,7 +1,7 @@
 """Neighbour search: which pairs of inputs to audit.
 
 ``PatternSearch`` gives the input patterns StatDP uses for mechanisms over a vector of query answers
-(Ding, Wang, Wang, Zhang & Kifer 2018, "Detecting violations of differential privacy", Table 1):
+[@ding2018detecting, Table 1]:
 each answer moves by at most the sensitivity. ``RandomSearch`` draws random neighbouring datasets
 from a declared domain under replace-one or add/remove-one adjacency. Both have ``pairs(rng)`` and
 can be passed to ``verify.audit`` as ``neighbours``; the audit screens all pairs on its selection
