@@ -35,10 +35,36 @@ DEFAULT_TOL = 1e-9
 __all__ = ["DEFAULT_TOL", "calibrate", "calibrate_count"]
 
 
+def _ordered(bracket: tuple[float, float], check: Callable[[str, float], float]) -> tuple[float, float]:
+    """The bracket's ends, each checked by ``check``, with lo < hi."""
+    if not isinstance(bracket, (tuple, list)) or len(bracket) != 2:
+        raise TypeError(f"bracket must be a pair (lo, hi), got {bracket!r}")
+    lo, hi = check("bracket[0]", bracket[0]), check("bracket[1]", bracket[1])
+    if not lo < hi:
+        raise ValueError(f"bracket must be (lo, hi) with lo < hi, got {bracket!r}")
+    return lo, hi
+
+
+def _finite(name: str, x: float) -> float:
+    return check_real(name, x, low=-math.inf, high=math.inf, low_open=True, high_open=True)
+
+
+def _int(name: str, x: float) -> float:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"{name} must be an int, got {type(x).__name__}")
+    return x
+
+
 def _ends(ok: Callable[[float], bool], lo: float, hi: float,
           increasing: bool | None) -> tuple[float, float]:
     """(safe, unsafe): the bracket end shown to imply the target and the one not shown to."""
-    ok_lo, ok_hi = ok(lo), ok(hi)
+    def at_end(x: float) -> bool:
+        try:
+            return ok(x)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"bracket end {x!r} is outside the parameter's range: {exc}") from exc
+
+    ok_lo, ok_hi = at_end(lo), at_end(hi)
     if increasing is None:
         if ok_lo == ok_hi:
             what = "both ends imply" if ok_lo else "neither end implies"
@@ -66,12 +92,10 @@ def calibrate(make_guarantee: Callable[[float], Guarantee], target: Guarantee,
     returned) or not (a noise scale: the least x); None infers it from which end of the bracket
     implies the target. Exactly one end must imply it (``ValueError`` otherwise). The bisection
     stops when the ends are within a relative ``tol``; the returned value is the safe end, which
-    implies the target, rounded on the safe side by construction.
+    implies the target, rounded on the safe side by construction. On a positive bracket the
+    midpoint is geometric while the ends are more than a factor 2 apart.
     """
-    lo, hi = (check_real(f"bracket[{i}]", x, low=-math.inf, high=math.inf, low_open=True,
-                         high_open=True) for i, x in enumerate(bracket))
-    if not lo < hi:
-        raise ValueError(f"bracket must be (lo, hi) with lo < hi, got {bracket!r}")
+    lo, hi = _ordered(bracket, _finite)
     tol = check_real("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
 
     def ok(x: float) -> bool:
@@ -79,7 +103,10 @@ def calibrate(make_guarantee: Callable[[float], Guarantee], target: Guarantee,
 
     safe, unsafe = _ends(ok, lo, hi, increasing)
     while abs(unsafe - safe) > tol * max(abs(safe), abs(unsafe)):
-        mid = 0.5 * (safe + unsafe)
+        # geometric midpoint while the ends are far apart on a positive bracket (a noise scale
+        # searched over decades), arithmetic near the answer
+        far = min(safe, unsafe) > 0.0 and max(safe, unsafe) > 2.0 * min(safe, unsafe)
+        mid = math.sqrt(safe) * math.sqrt(unsafe) if far else 0.5 * (safe + unsafe)
         if mid in (safe, unsafe):
             break
         if ok(mid):
@@ -93,12 +120,7 @@ def calibrate_count(make_guarantee: Callable[[int], Guarantee], target: Guarante
                     bracket: tuple[int, int], *, increasing: bool | None = None) -> int:
     """``calibrate`` on integers (a number of steps or compositions): the least (or largest) n in
     ``bracket`` whose guarantee implies ``target``; exact (the ends end one apart)."""
-    for name, value in (("bracket[0]", bracket[0]), ("bracket[1]", bracket[1])):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    lo, hi = bracket
-    if not lo < hi:
-        raise ValueError(f"bracket must be (lo, hi) with lo < hi, got {bracket!r}")
+    lo, hi = _ordered(bracket, _int)
 
     def ok(x: float) -> bool:
         return implies(make_guarantee(int(x)), target)

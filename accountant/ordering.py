@@ -75,6 +75,12 @@ def _(target: PureDP, g: Guarantee) -> Implication:
 @_implication.register
 def _(target: ApproxDP, g: Guarantee) -> Implication:
     eps = g.epsilon(target.delta_)
+    if eps > target.eps:
+        # both figures are sound upper bounds; delta(eps) is the sharper one where epsilon(delta)
+        # is found by a bisection with a tolerance (e.g. the Laplace curve)
+        delta = g.delta(target.eps)
+        if delta <= target.delta_:
+            return Implication(True, f"delta = {delta:.6g} at eps = {target.eps:g}")
     return Implication(eps <= target.eps, f"eps = {eps:.6g} at delta = {target.delta_:g}")
 
 

@@ -68,9 +68,11 @@ from accountant import (
     Guarantee,
     LaplaceTradeoff,
     PureDP,
+    calibrate,
     check_real,
+    implies,
 )
-from accountant._numeric import check_count
+from accountant.validation import check_count
 
 from .base import Mechanism, OutputKind, OutputSpec
 from .calibration import gaussian_sigma, laplace_scale
@@ -110,42 +112,45 @@ def _bind_expr(expr: Any, values: dict[str, Any]) -> Any:
     return expr.subs(subs) if subs else expr
 
 
-def meets(g: Guarantee, implied: Guarantee, target: Guarantee) -> bool:
-    """Whether a declared guarantee ``g`` (with its closed-form ``implied`` guarantee) meets ``target``,
-    compared on the target's own terms."""
-    if isinstance(target, PureDP):
-        return isinstance(implied, PureDP) and implied.eps <= target.eps
-    if isinstance(target, ApproxDP):
-        return g.delta(target.eps) <= target.delta_
-    if isinstance(target, GDP):
-        return any(isinstance(x, GDP) and x.mu <= target.mu for x in (g, implied))
-    if isinstance(target, ZCDP):
-        if isinstance(implied, ZCDP):
-            return implied.rho <= target.rho
-        if isinstance(implied, PureDP):
-            return implied.eps**2 / 2.0 <= target.rho
-        return isinstance(implied, GDP) and implied.mu**2 / 2.0 <= target.rho
-    return False
-
-
 AdditiveT = TypeVar("AdditiveT", bound="_Additive")
 
-#: Most ulp-sized nudges ``_ensure_target`` applies before giving up.
-MAX_NUDGES = 64
+#: Widest relative increase of a closed-form scale searched for the target: the closed form misses
+#: only by the rounding of the declared figures (and the grid sampler's lattice).
+ROUNDING_ROOM = 2.0**-16
+
+
+def _declared(mech: _Additive, target: Guarantee) -> Guarantee:
+    """The declared guarantee to compare with ``target``: the exact one, or else the closed form it
+    implies (``standard_guarantee``: a verified GDP or a zCDP, which a curve cannot show in floats)."""
+    g = mech.guarantee()
+    return g if implies(g, target) else mech.standard_guarantee()
+
+
+def _float_down(expr: Any) -> float:
+    """The greatest double <= a numeric sympy expression."""
+    x = _exact_up("scale", expr)
+    v = float(x)
+    return math.nextafter(v, -math.inf) if Fraction(v) > x else v
 
 
 def _ensure_target(mech: AdditiveT, target: Guarantee) -> AdditiveT:
-    """Floating-point rounding of a declared guarantee (its ratio Delta/scale is rounded up) can miss
-    a target met exactly by the closed-form scale by an ulp; when the parameters are numeric, nudge the
-    scale up (relative 1e-15 per step) until the declared guarantee meets the target."""
-    if not (is_numeric(mech.scale) and is_numeric(mech.sensitivity)):
+    """``mech`` when its declared guarantee implies ``target``; else, when the parameters are numeric,
+    the least scale in [scale, scale (1 + ROUNDING_ROOM)] whose guarantee does (``accountant.calibrate``:
+    the closed-form scale can miss the target by the rounding of the declared figures)."""
+    if not (is_numeric(mech.scale) and is_numeric(mech.sensitivity)) or implies(_declared(mech, target),
+                                                                                 target):
         return mech
-    for _ in range(MAX_NUDGES):
-        if meets(mech.guarantee(), mech.standard_guarantee(), target):
-            return mech
-        bumped = Fraction(math.nextafter(float(mech.scale) * (1.0 + 1e-15), math.inf))
-        mech = replace(mech, scale=sympy.Rational(bumped.numerator, bumped.denominator))
-    raise ArithmeticError(f"could not meet {target} after {MAX_NUDGES} nudges of the noise scale")
+
+    def at(x: float) -> AdditiveT:
+        f = Fraction(x)
+        return replace(mech, scale=sympy.Rational(f.numerator, f.denominator))
+
+    s = _float_down(mech.scale)
+    if implies(_declared(at(s), target), target):  # the float below can round the other way
+        return at(s)
+    x = calibrate(lambda v: _declared(at(v), target), target, (s, s * (1.0 + ROUNDING_ROOM)),
+                  increasing=False, tol=2.0**-52)
+    return at(x)
 
 
 def _rational_up(name: str, expr: Any) -> Fraction:
@@ -366,7 +371,7 @@ _ContT = TypeVar("_ContT", bound="_Continuous")
 def _grid_calibrate(cls: type[_ContT], query: Query, base_scale: Any, target: Guarantee,
                     margin: Fraction, extra: int = 0) -> _ContT:
     """The grid mechanism with scale c * base_scale (``_Continuous._grid_factor``), then, when numeric,
-    checked against ``target`` and increased geometrically until it meets it."""
+    checked against ``target`` and increased to the least scale that meets it (``_ensure_target``)."""
     sens = query.sensitivity(cls.norm)
     ratio = sens / base_scale
     scale = base_scale * cls._grid_factor(ratio, query.output_dim, margin, extra)
@@ -384,15 +389,7 @@ def _grid_calibrate(cls: type[_ContT], query: Query, base_scale: Any, target: Gu
         refined = replace(mech, scale=sympy.Rational(exact.numerator, exact.denominator))
         if refined._gamma() == gamma:
             mech = refined
-    exact = mech._exact_scale()
-    step = Fraction(1, 2**30)
-    for _ in range(MAX_NUDGES):
-        if meets(mech.guarantee(), mech.standard_guarantee(), target):
-            return mech
-        exact *= 1 + step
-        step *= 2
-        mech = replace(mech, scale=sympy.Rational(exact.numerator, exact.denominator))
-    raise ArithmeticError(f"could not meet {target} with the grid sampler")
+    return _ensure_target(mech, target)
 
 
 

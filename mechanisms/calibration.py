@@ -21,12 +21,13 @@ Sources, in order: [@dong2022gaussian, Sec. 2.3 and Thm 2.7]; [@bun2016concentra
 from __future__ import annotations
 
 import math
+import sys
 from functools import singledispatch
 from typing import Any
 
 import sympy
 
-from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, check_real
+from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, calibrate, check_real
 
 from .domain import as_expr, is_numeric, to_float_up
 
@@ -169,8 +170,8 @@ def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
     """Smallest sigma with (eps, delta)-DP for L2 sensitivity ``l2`` [@balle2018improving, Thm 8].
 
     The Gaussian mechanism is exactly mu-GDP with mu = l2/sigma, and mu -> delta_mu(eps) is
-    increasing; bisection on mu keeps the feasible end (delta_mu(eps) <= delta, evaluated with the
-    accountant's GDP profile), and sigma = l2/mu is rounded up, so the result is never optimistic.
+    increasing; ``accountant.calibrate`` finds the least sigma whose reported GDP(l2/sigma, rounded
+    up) implies (eps, delta (1 - PROFILE_MARGIN))-DP, so the result is never optimistic.
     """
     l2 = check_real("l2", l2, low=0.0, high=math.inf, high_open=True)
     target = ApproxDP(eps, delta)
@@ -181,28 +182,15 @@ def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
 
     # The profile is evaluated in floating point (relative error ~1e-15, not exactly monotone at the
     # last digit); a relative margin keeps the reported guarantee below delta after rounding.
-    goal = target.delta_ * (1.0 - PROFILE_MARGIN)
+    goal = ApproxDP(target.eps, target.delta_ * (1.0 - PROFILE_MARGIN))
 
-    def ok(mu: float) -> bool:
-        return GDP(mu).delta(target.eps) <= goal
+    def declared(sigma: float) -> GDP:
+        """The figure Gaussian.guarantee() reports: mu = l2/sigma rounded up."""
+        return GDP(math.nextafter(l2 / sigma, math.inf))
 
-    lo, hi = 1e-300, 1.0
-    while ok(hi):
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            raise ValueError("the target is met by vanishing noise; check eps and delta")
-    if not ok(lo):
-        raise ValueError(f"no Gaussian noise meets ({eps}, {delta})-DP")
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    sigma = math.nextafter(l2 / lo, math.inf)
-    # check the very figure Gaussian.guarantee() reports: mu = l2/sigma rounded up
-    while not ok(math.nextafter(l2 / sigma, math.inf)):
-        sigma = math.nextafter(sigma * (1.0 + 1e-12), math.inf)
-    return sigma
+    try:
+        return calibrate(declared, goal, (l2 / 1e6, min(l2 * 1e300, sys.float_info.max)),
+                         increasing=False, tol=2.0**-52)
+    except ValueError as exc:
+        raise ValueError(f"no Gaussian sigma in [l2 1e-6, l2 1e300] is the boundary of ({eps}, {delta})-DP; "
+                         f"check eps and delta ({exc})") from None

@@ -19,8 +19,8 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant import Guarantee, PureDP, check_real, compose
-from accountant._numeric import check_count
+from accountant import Guarantee, PureDP, calibrate, check_real, compose, implies
+from accountant.validation import check_count
 
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up
@@ -329,13 +329,15 @@ class PrivateMax(Mechanism):
 
     @classmethod
     def for_budget(cls, utility: Query, eps: float) -> PrivateMax:
-        """The PrivateMax whose declared guarantee is at most PureDP(eps) (paper parameter about
-        2 eps/3, lowered until the lattice rounding of the value fits in the budget)."""
-        target = _check_eps(eps)
-        mech = cls(utility, 2.0 * target / 3.0)
-        while mech.guarantee_eps() > target:
-            mech = cls(utility, mech.eps * (1.0 - 2.0**-14))
-        return mech
+        """The PrivateMax whose declared guarantee implies PureDP(eps): the paper parameter 2 eps/3 when
+        it fits, else the largest below it that does (``accountant.calibrate``; the lattice rounding of
+        the value adds a little to the declared eps)."""
+        target = PureDP(_check_eps(eps))
+        mech = cls(utility, 2.0 * target.eps / 3.0)
+        if implies(mech.guarantee(), target):
+            return mech
+        return cls(utility, calibrate(lambda x: cls(utility, x).guarantee(), target,
+                                      (target.eps / 3.0, mech.eps), increasing=True, tol=2.0**-30))
 
     @property
     def sensitivity(self) -> Any:
