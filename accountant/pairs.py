@@ -541,15 +541,8 @@ class DiscreteLaplacePair(Pair):
         object.__setattr__(self, "sensitivity", _check_int_sensitivity(self.sensitivity))
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
-        s, delta = self.scale, self.sensitivity
-        a = math.exp(-1.0 / s)
-        # P = DLap(0), Q = DLap(Delta): x <= 0 -> L = -Delta/s, x >= Delta -> +Delta/s, else (2x-Delta)/s
-        xs = np.arange(1, delta)
-        z = (1 - a) / (1 + a)
-        losses = np.concatenate([[-delta / s], (2 * xs - delta) / s, [delta / s]])
-        q = np.concatenate([[a ** delta / (1 + a)], z * a ** (delta - xs), [1 / (1 + a)]])
-        d = finite_direction(losses, q, p_ninf=0.0)
-        return d, None
+        f = FiniteLossTradeoff.discrete_laplace(self.scale, self.sensitivity)
+        return finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf), None
 
 
 @dataclass(frozen=True)

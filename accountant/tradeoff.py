@@ -546,6 +546,27 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
                                p_masses=[w_c, w], mass_rtol=4 * _U)
 
     @classmethod
+    def discrete_laplace(cls, scale: float, sensitivity: int = 1) -> FiniteLossTradeoff:
+        """Exact T(P, Q) for P = DLap(b), Q = Delta + DLap(b), pmf proportional to exp(-|k|/b) on Z
+        [@canonne2020discrete] (b = ``scale``, Delta = ``sensitivity``, an integer).
+
+        With r = exp(-1/b) the loss log(q/p)(y) is Delta/b for y >= Delta (Q-mass 1/(1+r)), -Delta/b
+        for y <= 0 (Q-mass r^Delta/(1+r)) and (2y - Delta)/b in between (Q-mass (1-r) r^(Delta-y)/(1+r)),
+        the masses in log space. One loss atom per integer: the model of ``DiscreteLaplacePair``.
+        """
+        scale = check_real("scale", scale, low=0.0, high=math.inf, low_open=True, high_open=True)
+        shift = check_count("sensitivity", sensitivity, low=0)
+        if shift == 0:
+            return cls.from_losses([0.0], [1.0])
+        log_r = -1.0 / scale
+        m = np.arange(1, shift)
+        losses = np.concatenate([[shift / scale, -shift / scale], (2 * m - shift) / scale])
+        log_norm = -math.log1p(math.exp(log_r))  # log 1/(1+r)
+        q = np.concatenate([[math.exp(log_norm), math.exp(shift * log_r + log_norm)],
+                            -math.expm1(log_r) * np.exp((shift - m) * log_r + log_norm)])
+        return cls.from_losses(losses, q)
+
+    @classmethod
     def randomized_response(cls, eps: float, k: int = 2) -> FiniteLossTradeoff:
         """k-ary randomized response (truth kept w.p. e^eps/(e^eps + k - 1)) on two inputs."""
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)

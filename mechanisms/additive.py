@@ -558,12 +558,9 @@ class Gaussian(_Continuous):
 
 
 def discrete_laplace_tradeoff(shift: int, scale: float) -> FiniteLossTradeoff:
-    """Exact T(P, Q) for P = DLap(b), Q = shift + DLap(b), pmf proportional to exp(-|k|/b) on Z.
-
-    With r = exp(-1/b) the loss log(q/p)(y) is shift/b for y >= shift (Q-mass 1/(1+r)), -shift/b for
-    y <= 0 (Q-mass r^shift/(1+r)) and (2y - shift)/b in between (Q-mass (1-r) r^(shift-y)/(1+r)).
-    shift is at most ``LAPLACE_CURVE_MAX`` (one loss atom per lattice step).
-    """
+    """Exact T(P, Q) for P = DLap(b), Q = shift + DLap(b): the accountant's model
+    ``FiniteLossTradeoff.discrete_laplace(b, shift)`` (that of ``DiscreteLaplacePair``), cached;
+    shift is at most ``LAPLACE_CURVE_MAX`` (one loss atom per lattice step)."""
     return _discrete_laplace_tradeoff(check_count("shift", shift, low=0, high=LAPLACE_CURVE_MAX),
                                       check_real("scale", scale, low=0.0, high=math.inf, low_open=True,
                                                  high_open=True))
@@ -571,15 +568,7 @@ def discrete_laplace_tradeoff(shift: int, scale: float) -> FiniteLossTradeoff:
 
 @lru_cache(maxsize=64)
 def _discrete_laplace_tradeoff(shift: int, scale: float) -> FiniteLossTradeoff:
-    if shift == 0:
-        return FiniteLossTradeoff.from_losses([0.0], [1.0])
-    log_r = -1.0 / scale
-    m = np.arange(1, shift)
-    losses = np.concatenate([[shift / scale, -shift / scale], (2 * m - shift) / scale])
-    log_norm = -math.log1p(math.exp(log_r))  # log 1/(1+r)
-    q = np.concatenate([[math.exp(log_norm), math.exp(shift * log_r + log_norm)],
-                        -math.expm1(log_r) * np.exp((shift - m) * log_r + log_norm)])
-    return FiniteLossTradeoff.from_losses(losses, q)
+    return FiniteLossTradeoff.discrete_laplace(scale, shift)
 
 
 def _gauss_curve_size(shift: int, sigma2: Fraction) -> int:
