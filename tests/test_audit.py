@@ -11,8 +11,8 @@ import pytest
 import verify
 from accountant import GDP, ZCDP, ApproxDP, PureDP
 from verify import examples
-from verify._scores import lowest_bit_exponent
-from verify._stats import cp_lower, cp_upper, eps_lower_bound, mu_lower_bound
+from verify.audit.scores import lowest_bit_exponent
+from verify.audit.stats import cp_lower, cp_upper, eps_lower_bound, mu_lower_bound
 
 
 def laplace_fn(data: float, rng: np.random.Generator) -> float:

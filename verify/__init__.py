@@ -1,16 +1,21 @@
 """dpcert verify: white-box certification, black-box audits and the ``dpcert`` command."""
 
-from ._sampling import MechanismError
-from .audit import AuditReport, TestPoint, assert_private, audit
+from .audit import AuditReport, MechanismError, TestPoint, assert_private, audit
 from .certify import Certificate, certify
 from .neighbours import PatternSearch, RandomSearch, statdp_patterns
+from .protocols import Auditable, DeclaredMechanism, Neighbours, NeighbourSearch, SampledMechanism
 
 __all__ = [
     "AuditReport",
+    "Auditable",
     "Certificate",
+    "DeclaredMechanism",
     "MechanismError",
+    "NeighbourSearch",
+    "Neighbours",
     "PatternSearch",
     "RandomSearch",
+    "SampledMechanism",
     "TestPoint",
     "assert_private",
     "audit",

@@ -12,12 +12,11 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn, cast
 
-from accountant import GDP, ZCDP, ApproxDP, Guarantee, Method, PureDP, compose
+from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, Method, PureDP, compose
 from accountant.conversions import gdp_to_zcdp, pure_dp_to_gdp, pure_dp_to_zcdp
 
 from . import examples
-from ._sampling import MechanismError
-from .audit import audit
+from .audit import MechanismError, audit
 from .certify import certify
 
 METHODS = ("auto", "exact", "pld", "clt", "rdp", "advanced", "basic")
@@ -136,7 +135,7 @@ def _summary(g: Guarantee, deltas: list[float], epss: list[float]) -> dict[str, 
                            "delta": {f"{e:g}": _num(float(g.delta(e))) for e in epss}}
     if isinstance(g, GDP):
         out["mu"] = g.mu
-        out["approximate"] = bool(getattr(g, "approximate", False))
+        out["approximate"] = isinstance(g, CLTGDP)
     bracket = getattr(g, "epsilon_bracket", None)
     if callable(bracket):  # numeric accountants certify a (lower, upper) bracket around the truth
         out["epsilon_bracket"] = {f"{d:g}": [_num(x) for x in bracket(d)] for d in deltas}

@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
 from accountant import check_real
-from accountant._numeric import check_count
+from accountant.validation import FloatArray, check_count
 
-FloatArray = NDArray[np.float64]
 Adjacency = Literal["replace", "add_remove"]
 #: Largest dataset size (number of answers or records) of a generated pair.
 MAX_N = 10**7

@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-from numpy.typing import NDArray
+
+from accountant.validation import FloatArray
 
 from .neighbours import check_adjacency, check_domain
-
-FloatArray = NDArray[np.float64]
 
 
 def neighbouring(domain: tuple[float, float, int], adjacency: str = "replace", *,

@@ -11,10 +11,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
-FloatArray = NDArray[np.float64]
+from accountant.validation import FloatArray
 
 
 def cp_upper(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._sampling import Batch, row_keys
+from accountant.validation import FloatArray
 
-FloatArray = NDArray[np.float64]
+from .sampling import Batch, row_keys
 
 #: Largest output dimension for per-coordinate families.
 MAX_COORDS = 16

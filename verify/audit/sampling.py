@@ -12,16 +12,18 @@ import time
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ..protocols import Auditable, Data, Output, PlainMechanism, SampledMechanism, VectorisedMechanism
 
 CHUNK = 1 << 16
 Mode = Literal["mechanism", "vectorised", "scalar"]
 
 
-def sampling_mode(mechanism: Any, vectorised: bool) -> Mode:
+def sampling_mode(mechanism: Auditable, vectorised: bool) -> Mode:
     """How to draw from ``mechanism``: a dpcert mechanism's ``sample``, a vectorised or a plain callable."""
     if callable(getattr(mechanism, "sample", None)):
         return "mechanism"
@@ -36,16 +38,17 @@ class MechanismError(RuntimeError):
     (the original is chained as ``__cause__`` when raised in this process)."""
 
 
-def draw(mechanism: Any, mode: Mode, data: Any, n: int, seed: np.random.SeedSequence) -> Any:
+def draw(mechanism: Auditable, mode: Mode, data: Data, n: int, seed: np.random.SeedSequence) -> Output:
     """n outputs on ``data`` from one independent stream (runs in worker processes too); an exception
     of the audited code is re-raised as ``MechanismError``."""
     rng = np.random.Generator(np.random.PCG64(seed))
     try:
         if mode == "mechanism":
-            return mechanism.sample(data, rng, size=n)
+            return cast(SampledMechanism, mechanism).sample(data, rng, size=n)
         if mode == "vectorised":
-            return mechanism(data, rng, n)
-        return [mechanism(data, rng) for _ in range(n)]
+            return cast(VectorisedMechanism, mechanism)(data, rng, n)
+        plain = cast(PlainMechanism, mechanism)
+        return [plain(data, rng) for _ in range(n)]
     except Exception as exc:
         one_line = " ".join(f"{type(exc).__name__}: {exc}".split())
         shown = repr(data) if len(repr(data)) <= 60 else repr(data)[:57] + "..."

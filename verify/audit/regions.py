@@ -1,0 +1,138 @@
+"""Rejection regions {score > t}: choosing thresholds on selection draws, and evaluating a chosen
+region on the independent evaluation draws with exact Clopper-Pearson boxes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from accountant import GDP, ApproxDP, Guarantee, PureDP
+from accountant.tradeoff import TradeoffFunction
+from accountant.validation import FloatArray
+
+from ..claims import claim_delta
+from . import stats
+from .reports import TestPoint
+from .sampling import Batch, pooled_unique_count
+from .scores import Score
+
+Objective = Literal["eps", "mu", "claim"]
+
+#: Outputs with at most this many distinct values (or this share of the sample) are counted exactly.
+DISCRETE_MAX_VALUES = 256
+DISCRETE_MAX_SHARE = 0.02
+
+
+def claim_objectives(claim: Guarantee, delta: float) -> list[Objective]:
+    """What regions are chosen to maximise: the epsilon bound when it decides an (eps, delta) claim
+    at the reported delta, the GDP mu bound for a GDP claim, else the margin below the claim's curve
+    (with the epsilon bound reported in every case)."""
+    if isinstance(claim, PureDP | ApproxDP) and delta == claim_delta(claim):
+        return ["eps"]
+    if isinstance(claim, GDP):
+        return ["mu", "eps"]
+    return ["claim", "eps"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    value: float
+    pair: int
+    score: int
+    direction: int
+    threshold: float
+
+
+def region_masses(sp: FloatArray, sq: FloatArray, thr: FloatArray) -> tuple[FloatArray, ...]:
+    """Per threshold: (null mass, alternative mass) of {s > t} (direction 0) and, for the
+    swapped pair, of {s < t} (direction 1)."""
+    sps, sqs = np.sort(sp), np.sort(sq)
+    n_p, n_q = sps.size, sqs.size
+    a0 = (n_p - np.searchsorted(sps, thr, "right")) / n_p
+    r0 = (n_q - np.searchsorted(sqs, thr, "right")) / n_q
+    a1 = np.searchsorted(sqs, thr, "left") / n_q
+    r1 = np.searchsorted(sps, thr, "left") / n_p
+    return a0, r0, a1, r1
+
+
+def thresholds(sp: FloatArray, sq: FloatArray, max_thresholds: int = 400) -> FloatArray:
+    pooled = np.concatenate([sp, sq])
+    pooled = pooled[~np.isnan(pooled)]
+    u = np.unique(pooled)
+    if u.size <= max_thresholds:
+        return u
+    levels = np.concatenate([np.linspace(0.0, 1.0, max_thresholds - 8)[1:-1],
+                             [1e-5, 1e-4, 1e-3, 3e-3, 1 - 3e-3, 1 - 1e-3, 1 - 1e-4, 1 - 1e-5]])
+    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+
+
+def objective_values(obj: Objective, a_up: FloatArray, b_up: FloatArray, delta: float,
+                      f: TradeoffFunction) -> FloatArray:
+    if obj == "eps":
+        return stats.eps_lower_bound(a_up, b_up, delta)
+    if obj == "mu":
+        return stats.mu_lower_bound(a_up, b_up)
+    return np.asarray(f(a_up), dtype=np.float64) - b_up
+
+
+def is_discrete(p: Batch, q: Batch) -> bool:
+    if p.values is None or p.values.dtype.kind in "biu":
+        return True
+    u = pooled_unique_count(p, q)
+    return u <= DISCRETE_MAX_VALUES or u <= DISCRETE_MAX_SHARE * (p.n + q.n)
+
+
+def evaluate(c: Candidate, o: Objective, name: str, sp: FloatArray, sq: FloatArray, gamma: float,
+              n_tests: int, delta: float, f: TradeoffFunction) -> TestPoint:
+    n = sp.size
+    if c.direction == 0:
+        k_null, k_alt = int(np.sum(sp > c.threshold)), int(np.sum(sq > c.threshold))
+        region = f"{name} > {c.threshold:.6g}"
+    else:
+        k_null, k_alt = int(np.sum(sq < c.threshold)), int(np.sum(sp < c.threshold))
+        region = f"{name} < {c.threshold:.6g}"
+
+    def box(g: float) -> tuple[float, float]:
+        a_u = float(stats.cp_upper(k_null, n, g))
+        b_u = 1.0 - float(stats.cp_lower(k_alt, n, g))
+        return a_u, b_u
+
+    a_u, b_u = box(gamma)
+    a_l = float(stats.cp_lower(k_null, n, gamma))
+    b_l = 1.0 - float(stats.cp_upper(k_alt, n, gamma))
+    margin = float(f(a_u)) - b_u
+
+    def refuted(g: float) -> bool:
+        au, bu = box(g)
+        return bool(bu < float(f(au)))
+
+    level = stats.bisect_level(refuted)
+    return TestPoint(
+        pair=c.pair, direction=c.direction, region=region, objective=o, n=n,
+        rejections_null=k_null, rejections_alt=k_alt, alpha=k_null / n, beta=1.0 - k_alt / n,
+        alpha_lower=a_l, alpha_upper=a_u, beta_lower=b_l, beta_upper=b_u,
+        epsilon_lower=float(stats.eps_lower_bound(a_u, b_u, delta)),
+        mu_lower=float(stats.mu_lower_bound(a_u, b_u)), claim_margin=margin,
+        p_value=min(1.0, 2 * n_tests * level))
+
+
+def halves(b: Batch) -> tuple[Batch, Batch]:
+    h = b.n // 2
+
+    def part(sl: slice) -> Batch:
+        raw = b.raw[sl] if isinstance(b.raw, (np.ndarray, list)) else b.raw
+        return Batch(None if b.values is None else b.values[sl], b.keys[sl], raw)
+
+    return part(slice(0, h)), part(slice(h, b.n))
+
+
+def checked_scores(sc: Score, b: Batch) -> FloatArray:
+    s = np.asarray(sc(b), dtype=np.float64).ravel()
+    if s.size != b.n:
+        raise ValueError(f"score {sc.name!r} returned {s.size} values for {b.n} outputs "
+                         "(mechanism.privacy_loss must be vectorised over outputs)")
+    return np.nan_to_num(s, nan=0.0)
+
+

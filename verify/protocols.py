@@ -1,0 +1,60 @@
+"""What verify accepts: the shapes of mechanisms, callables and neighbour searches, as ``Protocol``s.
+
+A dataset and an output are whatever the audited code takes and returns (an array, a list, a
+number, a tuple, ...), so they stay open (``Data``, ``Output``); the objects around them are typed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accountant import Guarantee
+
+#: A mechanism's input: whatever the audited code accepts (array, list, number, ...).
+Data: TypeAlias = Any
+#: One output, or outputs stacked on axis 0, as the audited code returns them.
+Output: TypeAlias = Any
+#: Two neighbouring inputs.
+Pair: TypeAlias = tuple[Data, Data]
+
+
+class SampledMechanism(Protocol):
+    """A dpcert mechanism as the audit draws from it: ``size`` outputs on ``data``."""
+
+    def sample(self, data: Data, rng: np.random.Generator, /, size: int) -> Output: ...
+
+
+class LossMechanism(SampledMechanism, Protocol):
+    """A sampled mechanism that also knows its privacy loss log(p(y | data2) / p(y | data)) (used
+    by the audit's exact likelihood-ratio score when present)."""
+
+    def privacy_loss(self, y: Output, data: Data, data2: Data, /) -> NDArray[np.float64]: ...
+
+
+#: A plain callable ``(data, rng) -> output`` (third-party code included).
+PlainMechanism: TypeAlias = Callable[[Data, np.random.Generator], Output]
+#: A vectorised callable ``(data, rng, size) -> outputs stacked on axis 0`` (``vectorised=True``).
+VectorisedMechanism: TypeAlias = Callable[[Data, np.random.Generator, int], Output]
+#: Anything ``verify.audit`` can draw from.
+Auditable: TypeAlias = SampledMechanism | PlainMechanism | VectorisedMechanism
+
+
+@runtime_checkable
+class NeighbourSearch(Protocol):
+    """A search for neighbouring inputs (``verify.neighbours``): the pairs to audit."""
+
+    def pairs(self, rng: np.random.Generator, /) -> Sequence[Pair]: ...
+
+
+#: Neighbouring inputs for an audit: pairs, or a search that proposes them.
+Neighbours: TypeAlias = NeighbourSearch | Sequence[Pair]
+
+
+class DeclaredMechanism(Protocol):
+    """A mechanism that declares its guarantee (what ``verify.certify`` reads)."""
+
+    def guarantee(self) -> Guarantee: ...
