@@ -86,8 +86,9 @@ def _(target: ApproxDP, g: Guarantee) -> Implication:
 
 @_implication.register
 def _(target: GDP, g: Guarantee) -> Implication:
-    if type(g) is GDP:
-        return Implication(g.mu <= target.mu, str(g))
+    mu = _gaussian_mu(g)
+    if mu is not None:
+        return Implication(mu <= target.mu, str(g))
     if type(g) is PureDP:
         mu = pure_dp_to_gdp(g.eps).mu
         return Implication(mu <= target.mu, f"mu = {mu:.6g} (Dong, Roth & Su 2022, Sec. 2)")
@@ -97,8 +98,9 @@ def _(target: GDP, g: Guarantee) -> Implication:
 @_implication.register
 def _(target: FDP, g: Guarantee) -> Implication:
     f = target.tradeoff
-    if type(g) is GDP and isinstance(f, GaussianTradeoff):
-        return Implication(g.mu <= f.mu, str(g))
+    mu = _gaussian_mu(g)
+    if mu is not None and isinstance(f, GaussianTradeoff):
+        return Implication(mu <= f.mu, str(g))
     return _curve_above(g.tradeoff, f, f"f-DP with f = {f!r}")
 
 
@@ -114,6 +116,12 @@ def _(target: ZCDP, g: Guarantee) -> Implication:
     else:
         return Implication(False, f"{g} (no zCDP bound is known for it)")
     return Implication(rho <= target.rho, f"rho = {rho:.6g}")
+
+
+def _gaussian_mu(g: Guarantee) -> float | None:
+    """mu when g's curve is exactly G_mu (a GDP, or an f-DP guarantee with a Gaussian curve)."""
+    curve = g.tradeoff
+    return curve.mu if type(curve) is GaussianTradeoff else None
 
 
 def _curve_above(curve: TradeoffFunction, f: TradeoffFunction, name: str) -> Implication:

@@ -1,11 +1,11 @@
 """White-box certification: does a declared mechanism's exact guarantee imply a claim?
 
 The mechanism's guarantee (and its PLD guarantee, when it has ``pld()``) is an exact curve or a
-sound lower bound on its trade-off function, so a claim it implies holds. Comparisons:
-(eps, delta) claims by the privacy profile, delta_mech(eps) <= delta (f_{eps,delta}-DP is (eps, delta)-DP
-[@dong2022gaussian, Prop. 2.12]); GDP against GDP by mu; any other pair of curves by a sound comparison of a
-piecewise-linear lower envelope of the mechanism's curve with the chords of the claim's (which lie
-above it by convexity), checked at every knot of both.
+sound lower bound on its trade-off function, so a claim it implies holds. The question is the
+accountant's one ordering, ``accountant.implication``, asked of every guarantee the mechanism
+declares and, when a closed form does not decide it, of the sound piecewise-linear lower envelope
+of that guarantee's curve (compared with the claim knot by knot). What is certification's own is the
+report: which guarantee decided, with what figure, and where a curve falls below the claim.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from accountant import FDP, GDP, ZCDP, ApproxDP, GaussianTradeoff, Guarantee, PureDP, check_real
-from accountant.tradeoff import default_alpha_grid
+from accountant import CLTGDP, FDP, Guarantee, Implication, check_real, implication
+from accountant.tradeoff import PiecewiseLinearTradeoff
 
-#: Slack allowed in beta when comparing curves numerically.
-CURVE_TOL = 1e-12
+from .claims import claim_delta
+from .protocols import DeclaredMechanism
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,6 @@ class Certificate:
     method: str
     delta: float
     epsilon: float
-    margin: float
     witness_alpha: float | None
 
     @property
@@ -46,7 +45,7 @@ class Certificate:
         return {"claim": str(self.claim), "guarantee": str(self.guarantee), "verdict": self.verdict,
                 "holds": self.holds, "method": self.method, "delta": self.delta,
                 "epsilon": self.epsilon if math.isfinite(self.epsilon) else str(self.epsilon),
-                "margin": self.margin, "witness_alpha": self.witness_alpha}
+                "witness_alpha": self.witness_alpha}
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -61,59 +60,37 @@ class Certificate:
         return "\n".join(lines)
 
 
-def _claim_delta(claim: Guarantee) -> float:
-    return claim.delta_ if isinstance(claim, ApproxDP) else 0.0
+def _implication(g: Guarantee, claim: Guarantee) -> Implication:
+    """The ordering's answer; an approximation (a CLT GDP) is not a bound, so it implies nothing."""
+    if isinstance(g, CLTGDP):
+        return Implication(False, "approximate guarantee (not a bound)")
+    return implication(g, claim)
 
 
-def _gdp_mu(claim: Guarantee) -> float | None:
-    """mu of a GDP claim, or of an f-DP claim whose curve is a Gaussian trade-off G_mu."""
-    if isinstance(claim, GDP):
-        return claim.mu
-    if isinstance(claim, FDP) and isinstance(claim.tradeoff_fn, GaussianTradeoff):
-        return claim.tradeoff_fn.mu
-    return None
-
-
-def _zcdp_rho(g: Guarantee) -> float | None:
-    """A rho with g => rho-zCDP: mu^2/2 for mu-GDP (the Gaussian pair's Renyi divergence), eps^2/2 for
-    eps-DP [@bun2016concentrated, Prop. 1.4], rho itself; rounded up. None for other guarantees."""
-    if isinstance(g, ZCDP):
-        return g.rho
-    x = g.mu if isinstance(g, GDP) else g.eps if isinstance(g, PureDP) else None
-    if x is None:
-        return None
-    half_square = x * x / 2.0
-    return math.nextafter(half_square, math.inf) if math.isfinite(half_square) else half_square
-
-
-def compare(guarantee: Guarantee, claim: Guarantee) -> tuple[bool, str, float, float | None]:
-    """(implied, method, margin, witness alpha) for ``guarantee`` implying ``claim``. An approximate
-    guarantee (a CLT GDP) implies nothing: it is not a bound."""
-    if getattr(guarantee, "approximate", False):
-        return False, "approximate guarantee (not a bound)", -math.inf, None
-    if isinstance(claim, PureDP | ApproxDP):
-        eps, delta = claim.eps, _claim_delta(claim)
-        d = float(guarantee.delta(eps))
-        return d <= delta, f"privacy profile at eps={eps:g}", delta - d, None
-    mu_claim = _gdp_mu(claim)
-    if mu_claim is not None and isinstance(guarantee, GDP):
-        return guarantee.mu <= mu_claim, "GDP parameter", mu_claim - guarantee.mu, None
-    rho = _zcdp_rho(guarantee)
-    if isinstance(claim, ZCDP) and rho is not None:
-        return rho <= claim.rho, "zCDP parameter", claim.rho - rho, None
-    lower = guarantee.tradeoff.lower_envelope()
-    # chords through points on the claim's curve lie above it (convexity); through the knots of its
-    # envelope too, so a piecewise-linear claim is compared exactly (itself included)
-    knots = np.unique(np.concatenate([default_alpha_grid(), claim.tradeoff.lower_envelope().alphas]))
-    pts = np.unique(np.concatenate([knots, lower.alphas]))
-    claim_chords = np.interp(pts, knots, np.asarray(claim.tradeoff(knots), dtype=np.float64))
-    gap = np.asarray(lower(pts), dtype=np.float64) - claim_chords
+def _witness(envelope: PiecewiseLinearTradeoff, claim: Guarantee) -> float | None:
+    """A knot of the mechanism's lower envelope where it lies below the claim's curve, if any."""
+    a = np.asarray(envelope.alphas, dtype=np.float64)
+    gap = np.asarray(envelope(a), dtype=np.float64) - np.asarray(claim.tradeoff(a), dtype=np.float64)
     j = int(np.argmin(gap))
-    ok = bool(gap[j] >= -CURVE_TOL)
-    return ok, "trade-off curves (sound envelope vs chords)", float(gap[j]), None if ok else float(pts[j])
+    return float(a[j]) if gap[j] < 0.0 else None
 
 
-def certify(mechanism: Any, claim: Guarantee, *, delta: float | None = None) -> Certificate:
+def compare(guarantee: Guarantee, claim: Guarantee) -> tuple[bool, str, PiecewiseLinearTradeoff | None]:
+    """(implied, method, envelope) for ``guarantee`` implying ``claim``: the ordering on the
+    guarantee itself, else on the piecewise-linear lower envelope of its curve (returned when that
+    was compared too, for the witness)."""
+    first = _implication(guarantee, claim)
+    if first.holds or isinstance(guarantee, CLTGDP):
+        return first.holds, first.detail, None
+    envelope = guarantee.tradeoff.lower_envelope()
+    by_curve = implication(FDP(envelope), claim)
+    if by_curve.holds:
+        return True, f"trade-off curve (sound envelope): {by_curve.detail}", None
+    return False, first.detail, envelope
+
+
+def certify(mechanism: DeclaredMechanism | Guarantee, claim: Guarantee, *,
+            delta: float | None = None) -> Certificate:
     """Decide whether ``mechanism``'s declared guarantees (exact, standard notion, PLD) imply ``claim``.
 
     mechanism: an object with ``guarantee()`` returning an accountant guarantee (and optionally
@@ -144,11 +121,16 @@ def certify(mechanism: Any, claim: Guarantee, *, delta: float | None = None) -> 
                     continue
                 if isinstance(extra, Guarantee):
                     candidates.append(extra)
-    d = _claim_delta(claim) if delta is None else check_real("delta", delta, low=0.0, high=1.0,
+    d = claim_delta(claim) if delta is None else check_real("delta", delta, low=0.0, high=1.0,
                                                              high_open=True)
-    results = [(g, *compare(g, claim)) for g in candidates]
-    for g, ok, method, margin, _ in results:
+    first: tuple[str, PiecewiseLinearTradeoff | None] | None = None
+    for g in candidates:
+        ok, method, envelope = compare(g, claim)
         if ok:
-            return Certificate(claim, g, "holds", method, d, g.epsilon(d), margin, None)
-    g, _, method, margin, witness = results[0]
-    return Certificate(claim, g, "not implied", method, d, g.epsilon(d), margin, witness)
+            return Certificate(claim, g, "holds", method, d, g.epsilon(d), None)
+        first = first or (method, envelope)
+    assert first is not None
+    method, envelope = first
+    g = candidates[0]
+    witness = None if envelope is None else _witness(envelope, claim)
+    return Certificate(claim, g, "not implied", method, d, g.epsilon(d), witness)
