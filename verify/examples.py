@@ -24,15 +24,14 @@ import sympy
 from numpy.typing import NDArray
 
 from accountant import GDP, Guarantee, PureDP, check_real
-from mechanisms import CustomQuery, Domain, Gaussian, Laplace
+from accountant.validation import FloatArray
+from mechanisms import CustomQuery, DiscreteLaplace, Domain, Gaussian, Laplace
 from mechanisms import RandomizedResponse as CatalogueRR
 from mechanisms import ReportNoisyMax as CatalogueRNM
 from mechanisms.samplers import discrete_laplace_array, from_lattice, to_lattice
 
 GRID_EXPONENT = -20
 GRID = 2.0**GRID_EXPONENT
-FloatArray = NDArray[np.float64]
-
 
 def _size(size: int | None) -> int:
     return 1 if size is None else int(size)
@@ -166,24 +165,17 @@ class RandomizedResponse:
 
 
 @dataclass(frozen=True)
-class GeometricMechanism:
+class GeometricMechanism(_Catalogue):
     """Integer-valued discrete Laplace (geometric) mechanism
-    [@ghosh2009universally]: integer answer plus two-sided geometric noise of scale sens/eps; eps-DP."""
+    [@ghosh2009universally]: the catalogue's ``DiscreteLaplace.calibrated(query, PureDP(eps))`` on one
+    integer answer with sensitivity ``sens`` (exact two-sided geometric noise); eps-DP."""
 
     eps: float
     sens: int = 1
 
-    @property
-    def sensitivity(self) -> Any:
-        return sympy.Integer(self.sens)
-
-    def guarantee(self) -> Guarantee:
-        return PureDP(self.eps)
-
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
-        x = np.atleast_1d(np.asarray(data, dtype=np.int64))
-        return _shape_out(x + two_sided_geometric(rng, self.sens / self.eps, (_size(size), x.size)), size,
-                          data)
+    @cached_property
+    def mechanism(self) -> DiscreteLaplace:
+        return DiscreteLaplace.calibrated(_scalar_query("l1", self.sens), PureDP(self.eps))
 
 
 @lru_cache(maxsize=32)
@@ -329,7 +321,7 @@ class NoisyHistogram:
 @dataclass(frozen=True)
 class TextbookLaplace:
     """Laplace by inverting the CDF of a double uniform and adding it to the answer in floating
-    point: the construction Mironov [@mironov2012significance] showed leaks the input through the set of
+    point: the construction [@mironov2012significance] showed leaks the input through the set of
     reachable doubles."""
 
     eps: float
@@ -418,11 +410,3 @@ def cases() -> list[Case]:
         Case("gaussian wrong sensitivity", GaussianMechanism(1.0, sens=0.5), [(0.0, 1.0)], GDP(1.0),
              None, True, "noise for sensitivity 0.5: true mu = 2", true_mu=2.0),
     ]
-
-
-def by_name(name: str) -> Case:
-    for c in cases():
-        if c.name == name:
-            return c
-    raise ValueError(f"unknown example {name!r}; choose from {[c.name for c in cases()]}")
-
