@@ -87,7 +87,7 @@ class _Catalogue:
         raise NotImplementedError
 
     @property
-    def sensitivity(self) -> Any:
+    def sensitivity(self) -> sympy.Expr:
         return self.mechanism.sensitivity
 
     def guarantee(self) -> Guarantee:
@@ -151,7 +151,7 @@ class RandomizedResponse:
         return CatalogueRR(2, self.eps)
 
     @property
-    def sensitivity(self) -> Any:
+    def sensitivity(self) -> sympy.Expr:
         return sympy.Integer(1)
 
     def guarantee(self) -> Guarantee:
@@ -198,7 +198,7 @@ class ReportNoisyMax:
     return_value: bool = False
 
     @property
-    def sensitivity(self) -> Any:
+    def sensitivity(self) -> sympy.Expr:
         return sympy.Integer(1)
 
     def guarantee(self) -> Guarantee:
@@ -243,7 +243,7 @@ class SparseVector:
     variant: str = "correct"
 
     @property
-    def sensitivity(self) -> Any:
+    def sensitivity(self) -> sympy.Expr:
         return sympy.Integer(1)
 
     def guarantee(self) -> Guarantee:
@@ -282,7 +282,7 @@ class NoisySum:
     assumed_sensitivity: float = 2.0
 
     @property
-    def sensitivity(self) -> Any:
+    def sensitivity(self) -> sympy.Expr:
         return sympy.Integer(2)
 
     def guarantee(self) -> Guarantee:
@@ -304,7 +304,7 @@ class NoisyHistogram:
     calibrated_for: str = "replace"
 
     @property
-    def sensitivity(self) -> Any:
+    def sensitivity(self) -> sympy.Expr:
         return sympy.Integer(2)
 
     def guarantee(self) -> Guarantee:
@@ -327,7 +327,7 @@ class TextbookLaplace:
     eps: float
 
     @property
-    def sensitivity(self) -> Any:
+    def sensitivity(self) -> sympy.Expr:
         return sympy.Integer(1)
 
     def guarantee(self) -> Guarantee:
