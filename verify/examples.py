@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from accountant import GDP, Guarantee, PureDP, check_real
 from accountant.validation import FloatArray
-from mechanisms import CustomQuery, DiscreteLaplace, Domain, Gaussian, Laplace
+from mechanisms import CustomQuery, DiscreteLaplace, Domain, Gaussian, Laplace, noisy_histogram
 from mechanisms import RandomizedResponse as CatalogueRR
 from mechanisms import ReportNoisyMax as CatalogueRNM
 from mechanisms.samplers import discrete_laplace_array, from_lattice, to_lattice
@@ -388,7 +388,8 @@ def cases() -> list[Case]:
              "pair eps below the claim"),
         Case("sparse vector (Alg. 1) eps=1", SparseVector(1.0), [(svt_q, svt_q2), (ramp, ramp2)],
              PureDP(1.0), None, False),
-        Case("histogram (replace) eps=1", NoisyHistogram(1.0), [([0, 1, 2], [1, 1, 2])],
+        Case("histogram (replace) eps=1",
+             noisy_histogram(Domain(0, 4, n=3), PureDP(1.0), edges=[0, 1, 2, 3, 4]), [([0, 1, 2], [1, 1, 2])],
              PureDP(1.0), None, False),
         Case("textbook float Laplace eps=1", TextbookLaplace(1.0), [(0.0, 1.0)], PureDP(1.0), math.inf,
              True, "Mironov 2012: reachable doubles differ"),
