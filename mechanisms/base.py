@@ -24,7 +24,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import Guarantee, Method, compose
-from accountant._numeric import check_count
+from accountant.validation import check_count
 
 __all__ = ["Mechanism", "OutputSpec", "Pipeline", "check_rng", "check_size"]
 

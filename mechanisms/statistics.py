@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from accountant import Guarantee
-from accountant._numeric import as_float_array
+from accountant.validation import as_float_array
 
 from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .base import Mechanism
