@@ -128,6 +128,8 @@ def _curve_above(curve: TradeoffFunction, f: TradeoffFunction, name: str) -> Imp
     """Whether a sound lower curve lies above a convex target f everywhere. On each segment of a
     piecewise-linear curve, curve - f is concave, so its minimum is at the knots: checking the knots
     (with f raised by CURVE_MARGIN, relatively, up to 1 - a) is a proof."""
+    if curve is f:  # every guarantee implies itself
+        return Implication(True, f"the same curve as {name}")
     if not isinstance(curve, PiecewiseLinearTradeoff):
         return Implication(False, f"no exact comparison of {curve!r} with {name}")
     a = np.asarray(curve.alphas, dtype=np.float64)
