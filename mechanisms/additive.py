@@ -128,7 +128,7 @@ def _declared(mech: _Additive, target: Guarantee) -> Guarantee:
 
 def _float_down(expr: Any) -> float:
     """The greatest double <= a numeric sympy expression."""
-    x = _exact_up("scale", expr)
+    x = _rational_up("scale", expr)
     v = float(x)
     return math.nextafter(v, -math.inf) if Fraction(v) > x else v
 
@@ -260,13 +260,6 @@ def _float_up(x: Fraction) -> float:
     return math.nextafter(v, math.inf) if Fraction(v) < x else v
 
 
-def _exact_up(name: str, expr: Any) -> Fraction:
-    """An exact rational >= a numeric sympy expression (itself when rational)."""
-    if isinstance(expr, sympy.Rational):
-        return Fraction(int(expr.p), int(expr.q))
-    return Fraction(to_float_up(name, expr))
-
-
 def _sqrt_up(x: Fraction, bits: int = 40) -> Fraction:
     """A rational >= sqrt(x), within 2^-bits."""
     return Fraction(math.isqrt(math.ceil(x * 4**bits)) + 1, 2**bits)
@@ -294,7 +287,7 @@ class _Continuous(_Additive):
 
     def _exact_scale(self) -> Fraction:
         self._scale()
-        return _exact_up(self.scale_name, self.scale)
+        return _rational_up(self.scale_name, self.scale)
 
     def grid_exponent(self) -> int:
         """e with gamma = 2^e = 2^(floor(log2 scale) - grid_bits): the lattice of the grid sampler."""
@@ -304,7 +297,7 @@ class _Continuous(_Additive):
         return Fraction(2) ** self.grid_exponent()
 
     def _sensitivity_exact(self) -> Fraction:
-        return _exact_up(f"sensitivity ({self.norm})", self.sensitivity)
+        return _rational_up(f"sensitivity ({self.norm})", self.sensitivity)
 
     @property
     def output(self) -> OutputSpec:
@@ -384,7 +377,7 @@ def _grid_calibrate(cls: type[_ContT], query: Query, base_scale: Any, target: Gu
     d = mech._dim()
     if delta > 0:
         w = (Fraction(d) if cls.norm == "l1" else _sqrt_up(Fraction(d))) + extra
-        exact = (_exact_up("scale", base_scale) * (1 + margin) * (1 + w * gamma / delta)
+        exact = (_rational_up("scale", base_scale) * (1 + margin) * (1 + w * gamma / delta)
                  * (1 + Fraction(1, 2**40)))
         refined = replace(mech, scale=sympy.Rational(exact.numerator, exact.denominator))
         if refined._gamma() == gamma:
