@@ -1,6 +1,5 @@
 """dpcert accountant: privacy guarantees, trade-off functions, conversions and composition."""
 
-from ._numeric import check_real
 from .calibration import calibrate, calibrate_count
 from .composition import (
     Method,
@@ -90,7 +89,6 @@ __all__ = [
     "TradeoffFunction",
     "calibrate",
     "calibrate_count",
-    "check_real",
     "compose",
     "compose_advanced",
     "compose_basic",

@@ -68,20 +68,23 @@ def can_be_target(cls: type) -> bool:
 
 @_implication.register
 def _(target: PureDP, g: Guarantee) -> Implication:
-    eps = g.epsilon(0.0)
-    return Implication(eps <= target.eps, f"eps = {eps:.6g} at delta = 0")
+    return _approx_dp(g, target.eps, 0.0)
 
 
 @_implication.register
 def _(target: ApproxDP, g: Guarantee) -> Implication:
-    eps = g.epsilon(target.delta_)
-    if eps > target.eps:
-        # both figures are sound upper bounds; delta(eps) is the sharper one where epsilon(delta)
-        # is found by a bisection with a tolerance (e.g. the Laplace curve)
-        delta = g.delta(target.eps)
-        if delta <= target.delta_:
-            return Implication(True, f"delta = {delta:.6g} at eps = {target.eps:g}")
-    return Implication(eps <= target.eps, f"eps = {eps:.6g} at delta = {target.delta_:g}")
+    return _approx_dp(g, target.eps, target.delta_)
+
+
+def _approx_dp(g: Guarantee, eps: float, delta: float) -> Implication:
+    """(eps, delta)-DP from g's sound figures: delta(eps) first (one evaluation, and the sharper
+    figure where epsilon(delta) is found by a bisection with a tolerance), epsilon(delta) to name
+    the shortfall when it fails."""
+    d = g.delta(eps)
+    if d <= delta:
+        return Implication(True, f"delta = {d:.6g} at eps = {eps:g}")
+    e = g.epsilon(delta)
+    return Implication(e <= eps, f"eps = {e:.6g} at delta = {delta:g}")
 
 
 @_implication.register

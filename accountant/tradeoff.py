@@ -564,7 +564,9 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         log_norm = -math.log1p(math.exp(log_r))  # log 1/(1+r)
         q = np.concatenate([[math.exp(log_norm), math.exp(shift * log_r + log_norm)],
                             -math.expm1(log_r) * np.exp((shift - m) * log_r + log_norm)])
-        return cls.from_losses(losses, q)
+        # each loss k/b is rounded once (half an ulp); the profile and the curve are rounded outward
+        # by that much (the losses of the exact pair may lie just above the doubles held)
+        return cls.from_losses(losses, q, loss_atol=2.0 * _U * shift / scale, mass_rtol=8 * _U)
 
     @classmethod
     def randomized_response(cls, eps: float, k: int = 2) -> FiniteLossTradeoff:

@@ -69,10 +69,9 @@ from accountant import (
     LaplaceTradeoff,
     PureDP,
     calibrate,
-    check_real,
     implies,
 )
-from accountant.validation import check_count
+from accountant.validation import check_count, check_real
 
 from .base import Mechanism, OutputKind, OutputSpec
 from .calibration import gaussian_sigma, laplace_scale

@@ -25,9 +25,12 @@ import sys
 from functools import singledispatch
 from typing import Any
 
+import numpy as np
 import sympy
+from scipy import optimize, special
 
-from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, calibrate, check_real
+from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, calibrate
+from accountant.validation import check_real
 
 from .domain import as_expr, is_numeric, to_float_up
 
@@ -188,9 +191,32 @@ def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
         """The figure Gaussian.guarantee() reports: mu = l2/sigma rounded up."""
         return GDP(math.nextafter(l2 / sigma, math.inf))
 
+    # a float estimate narrows the bracket (each evaluation of the rounded-up profile is an mpmath
+    # computation, slow at extreme mu); calibrate still checks both ends, and the wide bracket is
+    # the fallback
+    estimate = l2 / _gdp_mu_estimate(goal.eps, goal.delta_)
+    brackets = [(estimate * (1 - w), estimate * (1 + w)) for w in (1e-6, 1e-3) if math.isfinite(estimate)]
+    brackets.append((l2 / 1e6, min(l2 * 1e300, sys.float_info.max)))
+    for lo, hi in brackets:
+        try:
+            return calibrate(declared, goal, (lo, hi), increasing=False, tol=2.0**-52)
+        except ValueError as exc:
+            error = exc
+    raise ValueError(f"no Gaussian sigma in [l2 1e-6, l2 1e300] is the boundary of ({eps}, {delta})-DP; "
+                     f"check eps and delta ({error})") from None
+
+
+def _gdp_mu_estimate(eps: float, delta: float) -> float:
+    """mu with delta_mu(eps) ~ delta in floating point [@dong2022gaussian, Cor. 2.13] (an estimate
+    only: it sets the bracket of the sound calibration); nan when the root is not bracketed."""
+
+    def gap(log_mu: float) -> float:
+        mu = math.exp(log_mu)
+        a = special.log_ndtr(-eps / mu + mu / 2)
+        b = eps + special.log_ndtr(-eps / mu - mu / 2)
+        return float(a + np.log1p(-np.exp(min(b - a, 0.0)))) - math.log(delta)
+
     try:
-        return calibrate(declared, goal, (l2 / 1e6, min(l2 * 1e300, sys.float_info.max)),
-                         increasing=False, tol=2.0**-52)
-    except ValueError as exc:
-        raise ValueError(f"no Gaussian sigma in [l2 1e-6, l2 1e300] is the boundary of ({eps}, {delta})-DP; "
-                         f"check eps and delta ({exc})") from None
+        return math.exp(optimize.brentq(gap, -30.0, 10.0, xtol=1e-14))
+    except ValueError:
+        return math.nan

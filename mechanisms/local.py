@@ -11,7 +11,8 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import FDP, FiniteLossTradeoff, Guarantee, PureDP, check_real
+from accountant import FDP, FiniteLossTradeoff, Guarantee, PureDP
+from accountant.validation import check_real
 
 from .base import Mechanism, OutputSpec, check_rng, check_size
 from .samplers import bernoulli_exp_neg_vec

@@ -19,8 +19,8 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant import Guarantee, PureDP, calibrate, check_real, compose, implies
-from accountant.validation import check_count
+from accountant import Guarantee, PureDP, calibrate, compose, implies
+from accountant.validation import check_count, check_real
 
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up

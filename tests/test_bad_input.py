@@ -134,7 +134,6 @@ VALID: dict[str, Callable[[], Args]] = {
                                       {"label": "pmfs"}),
     "accountant.SubsampledPair": lambda: ((GaussianPair(1.0), 0.1), {"scheme": "poisson"}),
     "accountant.Release": lambda: ((PureDP(1.0),), {"count": 2, "label": "x"}),
-    "accountant.check_real": lambda: (("x", 0.5), {"low": 0.0, "high": 1.0}),
     "accountant.compose": lambda: (([PureDP(1.0), GDP(0.5)],), {}),
     "accountant.compose_advanced": lambda: (([PureDP(0.1)] * 3,), {}),
     "accountant.compose_basic": lambda: (([PureDP(0.1), ApproxDP(0.2, 1e-6)],), {}),
@@ -230,7 +229,6 @@ METHODS: dict[str, Callable[[], tuple[Callable[..., Any], Args]]] = {
 
 #: Where the message names the value by another word than the parameter.
 MESSAGE_NAME: dict[tuple[str, str], str | tuple[str, ...]] = {
-    ("accountant.check_real", "value"): "x",  # the name it is given
     ("mechanisms.Gaussian", "scale"): "sigma",
     ("mechanisms.DiscreteGaussian", "scale"): "sigma",
     ("Laplace.sample", "data"): ("data", "record"),
@@ -246,10 +244,8 @@ LEGAL = {
     **{(f"{g}.delta", "eps"): {"[1.0]"} for g in ("PureDP", "ApproxDP", "GDP", "ZCDP", "FDP", "PLD")},
 }  # (profiles are vectorised: delta([1.0]) is an array)
 
-#: Parameters not walked: the data handed to the audited code (its failures are MechanismError), and
-#: check_real's range, which the library's own code sets (its ``value`` is what users give).
-NOT_WALKED_PARAMS = {("verify.assert_private", "pair"), ("accountant.check_real", "low"),
-                     ("accountant.check_real", "high")}
+#: Parameters not walked: the data handed to the audited code (its failures are MechanismError).
+NOT_WALKED_PARAMS = {("verify.assert_private", "pair")}
 
 NAN, INF = math.nan, math.inf
 HUGE_INT = 10**400

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from accountant import CLTGDP, FDP, Guarantee, Implication, check_real, implication
+from accountant import CLTGDP, FDP, Guarantee, Implication, implication
 from accountant.tradeoff import PiecewiseLinearTradeoff
+from accountant.validation import check_real
 
 from .claims import claim_delta
 from .protocols import DeclaredMechanism

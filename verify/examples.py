@@ -23,8 +23,8 @@ import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from accountant import GDP, Guarantee, PureDP, check_real
-from accountant.validation import FloatArray
+from accountant import GDP, Guarantee, PureDP
+from accountant.validation import FloatArray, check_real
 from mechanisms import CustomQuery, DiscreteLaplace, Domain, Gaussian, Laplace, noisy_histogram
 from mechanisms import RandomizedResponse as CatalogueRR
 from mechanisms import ReportNoisyMax as CatalogueRNM

@@ -16,8 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from accountant import check_real
-from accountant.validation import FloatArray, check_count
+from accountant.validation import FloatArray, check_count, check_real
 
 Adjacency = Literal["replace", "add_remove"]
 #: Largest dataset size (number of answers or records) of a generated pair.

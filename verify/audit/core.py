@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from accountant import Guarantee, check_real
-from accountant.validation import FloatArray, check_count
+from accountant import Guarantee
+from accountant.validation import FloatArray, check_count, check_real
 
 from ..claims import claim_delta
 from ..protocols import Auditable, Data, Neighbours, NeighbourSearch, Output, Pair
