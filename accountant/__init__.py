@@ -50,6 +50,8 @@ from .tradeoff import (
     PiecewiseLinearTradeoff,
     ProfileTradeoff,
     TradeoffFunction,
+    discrete_gaussian_is_gdp,
+    discrete_gaussian_window,
     profile_to_tradeoff,
     tradeoff_to_profile,
 )
@@ -95,6 +97,8 @@ __all__ = [
     "compose_clt",
     "compose_plds",
     "compose_rdp",
+    "discrete_gaussian_is_gdp",
+    "discrete_gaussian_window",
     "dpsgd_clt_mu",
     "dpsgd_epsilon",
     "gdp_to_approx_dp",

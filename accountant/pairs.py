@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
+from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
@@ -33,6 +34,8 @@ from .tradeoff import (
 )
 
 Direction = Literal["remove", "add"]
+#: Window of ``DiscreteGaussianPair`` in standard deviations (the PLD grid cannot use more).
+PAIR_GAUSSIAN_TAIL = 13.0
 
 
 def _z(tail: float) -> float:
@@ -560,19 +563,10 @@ class DiscreteGaussianPair(Pair):
         object.__setattr__(self, "sensitivity", _check_int_sensitivity(self.sensitivity))
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
-        s, delta = self.sigma, self.sensitivity
-        k = math.ceil(13 * s) + 2 * delta + 2
-        xs = np.arange(-k, k + delta + 1, dtype=np.float64)
-        log_w = -(xs ** 2) / (2 * s * s)
-        log_z = float(special.logsumexp(log_w))  # tails beyond +-k are below e^{-84}
-        q = np.exp(-((xs - delta) ** 2) / (2 * s * s) - log_z)
-        losses = (2 * xs * delta - delta ** 2) / (2 * s * s)
-        keep = q > 1e-300
-        # mass outside the window (< 1e-36): pessimistically at +inf
-        outside = max(0.0, 1.0 - float(q[keep].sum()))
-        lo, qq = losses[keep], q[keep]
-        d = _FiniteDirection(lo, qq, 0.0, lo, qq, 0.0, extra_pess_inf=outside + 1e-36)
-        return d, None
+        # a 13-sigma window: the mass beyond it (< e^-84) is charged at L = +inf
+        f = FiniteLossTradeoff.discrete_gaussian(Fraction(self.sigma) ** 2, self.sensitivity,
+                                                 tail=PAIR_GAUSSIAN_TAIL)
+        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf), None
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,6 +18,8 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
@@ -45,6 +47,8 @@ _TINY = math.nextafter(0.0, 1.0)
 #: Safety margins of the sampled lower envelope (see ``_from_convex_samples``).
 SAMPLE_MARGIN = 4.5e-16
 KINK_MARGIN = 1e-14
+#: Window of the discrete Gaussian curve, in standard deviations on each side (tails < e^-800).
+DISCRETE_GAUSSIAN_TAIL = 40.0
 
 
 @dataclass(frozen=True)
@@ -569,6 +573,31 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         return cls.from_losses(losses, q, loss_atol=2.0 * _U * shift / scale, mass_rtol=8 * _U)
 
     @classmethod
+    def discrete_gaussian(cls, sigma2: float | Fraction, shift: int = 1,
+                          tail: float = DISCRETE_GAUSSIAN_TAIL) -> FiniteLossTradeoff:
+        """T(P, Q) for P = N_Z(0, sigma2), Q = shift + N_Z(0, sigma2), pmf proportional to
+        exp(-y^2/(2 sigma2)) on Z [@canonne2020discrete, Def. 1] (sigma2 exact: a float is taken at its
+        binary value), the model of ``DiscreteGaussianPair`` and of the lattice Gaussian mechanism.
+
+        Exact on the window -m <= y <= shift + m, m = ceil(tail sigma) (``discrete_gaussian_window``),
+        where the loss is log(q/p)(y) = (2 shift y - shift^2)/(2 sigma2); the Q-mass outside the
+        window goes to L = +inf and the P-mass outside to L = -inf, so the pair is a post-processing
+        of this one and the curve a sound lower bound (pessimistic by less than exp(-tail^2/2)).
+        Each loss is rounded once, and charged outward (``loss_atol``).
+        """
+        shift = check_count("shift", shift, low=0)
+        tail = check_real("tail", tail, low=1.0, high=64.0)
+        if shift == 0:
+            return cls.from_losses([0.0], [1.0])
+        y, s2, log_z, log_tail = _discrete_gaussian_window(_check_sigma2(sigma2), shift, tail)
+        yf = y.astype(np.float64)
+        losses = (2.0 * shift * yf - float(shift) ** 2) / (2.0 * s2)
+        q = np.exp(-((yf - shift) ** 2) / (2.0 * s2) - log_z)
+        outside = 2.0 * math.exp(log_tail)
+        atol = 4.0 * _U * float(np.max(np.abs(losses)))
+        return cls.from_losses(losses, q, q_inf=outside, p_ninf=outside, loss_atol=atol)
+
+    @classmethod
     def randomized_response(cls, eps: float, k: int = 2) -> FiniteLossTradeoff:
         """k-ary randomized response (truth kept w.p. e^eps/(e^eps + k - 1)) on two inputs."""
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
@@ -734,3 +763,79 @@ def as_tradeoff(f: TradeoffFunction | Callable[[FloatArray], ArrayLike]) -> Trad
     if callable(f):
         return CallableTradeoff(f)
     raise TypeError(f"tradeoff must be a TradeoffFunction or a callable, got {type(f).__name__}")
+
+
+#: Largest variance for which a discrete Gaussian curve is built (a window of ~2^25 atoms).
+DISCRETE_GAUSSIAN_MAX_SIGMA2 = 2**30
+
+
+def _check_sigma2(sigma2: float | Fraction, high: float | None = DISCRETE_GAUSSIAN_MAX_SIGMA2) -> Fraction:
+    if isinstance(sigma2, bool) or not isinstance(sigma2, (int, float, Fraction)):
+        raise TypeError(f"sigma2 must be a real number or a Fraction, got {type(sigma2).__name__}")
+    if (isinstance(sigma2, float) and not math.isfinite(sigma2)) or sigma2 <= 0:
+        raise ValueError(f"sigma2 must be finite and > 0, got {str(sigma2)[:40]}")
+    if high is not None and sigma2 > high:
+        raise ValueError(f"sigma2 must be <= {high} for an exact curve (use the zCDP bound beyond), "
+                         f"got {str(sigma2)[:40]}")
+    return Fraction(sigma2)
+
+
+def discrete_gaussian_window(sigma2: float | Fraction, tail: float = DISCRETE_GAUSSIAN_TAIL) -> int:
+    """m = ceil(tail sigma) (+1): the half-width of the window of ``FiniteLossTradeoff.discrete_gaussian``,
+    whose curve has 2 m + shift + 1 loss atoms."""
+    return math.isqrt(math.ceil(_check_sigma2(sigma2, None) * Fraction(tail) ** 2)) + 1
+
+
+def _discrete_gaussian_window(sigma2: Fraction, shift: int,
+                              tail: float) -> tuple[NDArray[np.int64], float, float, float]:
+    """Support window [-m, shift + m], sigma2 as a float, log Z of N_Z(0, sigma2) (summed over
+    [-m, m]: the rest is below exp(-tail^2/2) relatively), and an upper bound on
+    log P(Y > m) = log P(Y < -m)."""
+    m = discrete_gaussian_window(sigma2, tail)
+    s2 = float(sigma2)
+    j = np.arange(-m, m + 1, dtype=np.float64)
+    log_z = float(special.logsumexp(-(j * j) / (2.0 * s2)))
+    # sum_{y > m} exp(-y^2/(2 s2)) <= exp(-m^2/(2 s2)) / (1 - exp(-m/s2)), and Z >= 1
+    log_tail = -(m * m) / (2.0 * s2) - math.log(-math.expm1(-m / s2)) - log_z
+    return np.arange(-m, shift + m + 1, dtype=np.int64), s2, log_z, log_tail
+
+
+def discrete_gaussian_is_gdp(shift: int, sigma2: int | Fraction, mu: float) -> bool:
+    """Whether the curve of (N_Z(0, sigma2), shift + N_Z(0, sigma2)) lies above G_mu
+    [@dong2022gaussian, Def. 2.7], decided more finely than the generic knot comparison of
+    ``accountant.implies``: the tails are summed in log space.
+
+    The exact curve is piecewise linear with knots (alpha_y, beta_y) = (P(Y >= y), Q(Y < y)), y in Z,
+    and G_mu is convex, so G_mu <= curve everywhere iff at every knot. Each knot is compared on the
+    side that is accurate in doubles: beta_y >= Phi(z - mu) where beta_y <= 1/2, else
+    1 - beta_y <= Phi(mu - z), with z = Phi^{-1}(1 - alpha_y) taken from the smaller of alpha_y and
+    1 - alpha_y. Knots whose tails underflow doubles (below 1e-300, beyond 40 sigma) are not compared.
+    """
+    return _discrete_gaussian_is_gdp(check_count("shift", shift, low=0), _check_sigma2(sigma2),
+                                     check_real("mu", mu, low=0.0, high=math.inf, high_open=True))
+
+
+@lru_cache(maxsize=64)
+def _discrete_gaussian_is_gdp(shift: int, sigma2: Fraction, mu: float) -> bool:
+    if shift == 0:
+        return True
+    y, s2, log_z, _ = _discrete_gaussian_window(sigma2, shift, DISCRETE_GAUSSIAN_TAIL)
+    m = -int(y[0])
+    # log P(Y = j) for j in [-m - shift - 1, shift + m]
+    j = np.arange(-m - shift - 1, shift + m + 1, dtype=np.float64)
+    lp = -(j * j) / (2.0 * s2) - log_z
+    le = np.logaddexp.accumulate(lp)  # log P(Y <= j)
+    ge = np.logaddexp.accumulate(lp[::-1])[::-1]  # log P(Y >= j)
+    iy = y + m + shift + 1  # index of j = y
+    log_alpha = ge[iy]  # P(Y >= y)
+    log_one_minus_alpha = le[iy - 1]  # P(Y <= y - 1)
+    log_beta = le[iy - shift - 1]  # Q(Y < y) = P(Y <= y - shift - 1)
+    log_power = ge[iy - shift]  # Q(Y >= y) = P(Y >= y - shift)
+    floor_ = math.log(1e-300)
+    ok = (log_alpha > floor_) & (log_one_minus_alpha > floor_) & (log_beta > floor_) & (log_power > floor_)
+    small_alpha = log_alpha < math.log(0.5)
+    z = np.where(small_alpha, -special.ndtri(np.exp(np.where(small_alpha, log_alpha, 0.0))),
+                 special.ndtri(np.exp(np.where(small_alpha, 0.0, log_one_minus_alpha))))
+    low_beta = log_beta <= math.log(0.5)
+    good = np.where(low_beta, log_beta >= special.log_ndtr(z - mu), log_power <= special.log_ndtr(mu - z))
+    return bool(np.all(good | ~ok))

@@ -6,7 +6,6 @@ calibrated to a target guarantee. Every mechanism has ``sensitivity``, ``guarant
 ``sample(data, rng, size=None)``.
 """
 
-from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, discrete_laplace_tradeoff
 from .base import Mechanism, OutputSpec, Pipeline, compose_mechanisms
 from .calibration import (
     analytic_gaussian_sigma,
@@ -18,6 +17,7 @@ from .calibration import (
 )
 from .domain import ADJACENCIES, Adjacency, Domain
 from .local import RandomizedResponse
+from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .queries import (
     Count,
     CustomQuery,
@@ -41,7 +41,7 @@ from .samplers import (
 )
 from .selection import AboveThreshold, ExponentialMechanism, Peeling, PrivateMax, ReportNoisyMax
 from .statistics import (
-    calibrate,
+    calibrated,
     clipped_count,
     clipped_mean,
     clipped_sum,
@@ -80,7 +80,7 @@ __all__ = [
     "bernoulli_exp_neg",
     "bernoulli_exp_neg_vec",
     "bernoulli_rational",
-    "calibrate",
+    "calibrated",
     "classic_gaussian_sigma",
     "clipped_count",
     "clipped_mean",
@@ -91,7 +91,6 @@ __all__ = [
     "discrete_gaussian_array",
     "discrete_laplace",
     "discrete_laplace_array",
-    "discrete_laplace_tradeoff",
     "gaussian_sigma",
     "gaussian_sigma_for",
     "laplace_scale",

@@ -4,7 +4,7 @@ A mechanism is a frozen declaration that knows
 
 - ``sensitivity``: the sympy sensitivity it is calibrated to;
 - ``guarantee()``: its exact (or tightest known) accountant guarantee;
-- ``standard_guarantee()``: a guarantee in a closed-form family (PureDP, ApproxDP, GDP, ZCDP) that the
+- ``closed_form_guarantee()``: a guarantee in a closed-form family (PureDP, ApproxDP, GDP, ZCDP) that the
   exact one implies, for closed-form composition with other mechanisms;
 - ``sample(data, rng, size=None)``: a vectorised sampler with an explicit ``numpy.random.Generator``;
 - ``privacy_loss(y, data, data2)``: log p_data(y) - log p_data2(y), where the output law is known;
@@ -70,7 +70,7 @@ class Mechanism(ABC):
     def guarantee(self) -> Guarantee:
         """The exact (or tightest known) guarantee, as an accountant value."""
 
-    def standard_guarantee(self) -> Guarantee:
+    def closed_form_guarantee(self) -> Guarantee:
         """A closed-form-family guarantee implied by ``guarantee()`` (the same by default)."""
         return self.guarantee()
 
@@ -129,7 +129,7 @@ class Pipeline(Mechanism):
     """Several mechanisms run on the same data; the output is the tuple of their outputs.
 
     ``guarantee(method)`` is ``accountant.compose`` of the parts' guarantees (adaptive composition).
-    With ``standard=True`` the parts' ``standard_guarantee()`` are composed instead, which lets
+    With ``closed_form=True`` the parts' ``closed_form_guarantee()`` are composed instead, which lets
     closed forms combine (e.g. Laplace curves are replaced by the PureDP they imply).
     """
 
@@ -149,16 +149,16 @@ class Pipeline(Mechanism):
         """The parts' sensitivities, as a sympy Tuple."""
         return sympy.Tuple(*(m.sensitivity for m in self.mechanisms))
 
-    def guarantee(self, method: Method = "exact", standard: bool = False) -> Guarantee:
-        gs = [m.standard_guarantee() if standard else m.guarantee() for m in self.mechanisms]
+    def guarantee(self, method: Method = "exact", closed_form: bool = False) -> Guarantee:
+        gs = [m.closed_form_guarantee() if closed_form else m.guarantee() for m in self.mechanisms]
         try:
             return compose(gs, method=method)
         except ValueError as exc:
-            raise ValueError(f"{exc}; try Pipeline.guarantee(standard=True), another method, or the "
+            raise ValueError(f"{exc}; try Pipeline.guarantee(closed_form=True), another method, or the "
                              "PLD composition") from exc
 
-    def standard_guarantee(self) -> Guarantee:
-        return self.guarantee(standard=True)
+    def closed_form_guarantee(self) -> Guarantee:
+        return self.guarantee(closed_form=True)
 
     @property
     def output(self) -> OutputSpec:

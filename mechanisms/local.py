@@ -36,7 +36,7 @@ class RandomizedResponse(Mechanism):
     Applied record by record (``data`` may be one record or an array of records, each randomized
     independently). Neighbouring inputs differ in one record, so ``sensitivity`` is 1 (records
     changed). guarantee(): the exact curve ``FiniteLossTradeoff.randomized_response(eps, k)``;
-    standard_guarantee(): ``PureDP(eps)``.
+    closed_form_guarantee(): ``PureDP(eps)``.
 
     Sampling is exact (a float threshold ``rng.random() < p`` realises ceil(p 2^53)/2^53: eps 36.04
     for a declared 36, and it never flips at eps >= 38). The report differs from the record with
@@ -93,7 +93,7 @@ class RandomizedResponse(Mechanism):
     def guarantee(self) -> Guarantee:
         return FDP(FiniteLossTradeoff.randomized_response(self.eps, self.k))
 
-    def standard_guarantee(self) -> Guarantee:
+    def closed_form_guarantee(self) -> Guarantee:
         return PureDP(self.eps)
 
     @property

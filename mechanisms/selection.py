@@ -19,7 +19,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant import Guarantee, PureDP, calibrate, compose, implies
+from accountant import ApproxDP, Guarantee, PureDP, calibrate, compose, implies
 from accountant.validation import check_count, check_real
 
 from .base import Mechanism, OutputSpec
@@ -316,8 +316,8 @@ class PrivateMax(Mechanism):
     i.e. 2B/scale = eps), and releasing f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2);
     for non-monotone scores the argmax bound is approached, so we declare the sum. The value is
     released float-safely on a lattice (``_ValueLattice``), whose rounding adds one lattice step to
-    its sensitivity: the declared eps is eps + shift/t. ``PrivateMax.for_budget(f, eps)`` spends a
-    total budget of at most eps (noise about 3B/eps).
+    its sensitivity: the declared eps is eps + shift/t. ``PrivateMax.calibrated(f, PureDP(eps))`` spends
+    a total budget of at most eps (noise about 3B/eps).
     """
 
     utility: Query
@@ -328,11 +328,14 @@ class PrivateMax(Mechanism):
         object.__setattr__(self, "eps", _check_eps(self.eps))
 
     @classmethod
-    def for_budget(cls, utility: Query, eps: float) -> PrivateMax:
-        """The PrivateMax whose declared guarantee implies PureDP(eps): the paper parameter 2 eps/3 when
-        it fits, else the largest below it that does (``accountant.calibrate``; the lattice rounding of
-        the value adds a little to the declared eps)."""
-        target = PureDP(_check_eps(eps))
+    def calibrated(cls, utility: Query, target: Guarantee) -> PrivateMax:
+        """The PrivateMax with the least noise whose declared guarantee implies ``target`` (a PureDP or
+        ApproxDP target, met as pure DP: the declared guarantee is pure): the paper parameter 2 eps/3
+        when it fits, else the largest below it that does (``accountant.calibrate``; the lattice
+        rounding of the value adds a little to the declared eps)."""
+        if not isinstance(target, (PureDP, ApproxDP)):
+            raise TypeError(f"target must be a PureDP or ApproxDP guarantee (PrivateMax is pure DP), "
+                            f"got {type(target).__name__}")
         mech = cls(utility, 2.0 * target.eps / 3.0)
         if implies(mech.guarantee(), target):
             return mech
@@ -411,8 +414,6 @@ class Peeling(Mechanism):
 
     def claimed(self) -> Guarantee:
         """The guarantee stated by Lemma 17: (eps, delta)-DP."""
-        from accountant import ApproxDP
-
         return ApproxDP(self.eps, self.delta)
 
     @property

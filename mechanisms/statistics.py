@@ -20,12 +20,13 @@ from numpy.typing import ArrayLike
 from accountant import Guarantee
 from accountant.validation import as_float_array
 
-from .additive import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .base import Mechanism
 from .domain import Domain
+from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .queries import Count, Histogram, Mean, Query, Sum, Variance
 
-__all__ = ["calibrate", "clipped_count", "clipped_mean", "clipped_sum", "clipped_variance", "noisy_histogram"]
+__all__ = ["calibrated", "clipped_count", "clipped_mean", "clipped_sum", "clipped_variance",
+           "noisy_histogram"]
 
 NoiseKind = Literal["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"]
 
@@ -39,7 +40,7 @@ NOISE: dict[str, Callable[..., Mechanism]] = {
 }
 
 
-def calibrate(query: Query, target: Guarantee, noise: NoiseKind = "laplace", **kwargs: Any) -> Mechanism:
+def calibrated(query: Query, target: Guarantee, noise: NoiseKind = "laplace", **kwargs: Any) -> Mechanism:
     """The additive mechanism of the given noise family calibrated to ``target``."""
     try:
         make = NOISE[noise]
@@ -64,27 +65,27 @@ def noisy_histogram(domain: Domain, target: Guarantee, edges: Sequence[float] | 
     """Histogram counts plus calibrated noise [@avellamedina2025differentially, "noisy histogram"]."""
     q = Histogram(_clipped(domain), _edges(edges), membership, k,
                   max_bins_per_record)
-    return calibrate(q, target, noise)
+    return calibrated(q, target, noise)
 
 
 def clipped_count(domain: Domain, target: Guarantee, predicate: Callable[[Any], ArrayLike] | None = None, *,
                   noise: NoiseKind = "laplace") -> Mechanism:
     """Noisy (predicate) count."""
-    return calibrate(Count(_clipped(domain), predicate), target, noise)
+    return calibrated(Count(_clipped(domain), predicate), target, noise)
 
 
 def clipped_sum(domain: Domain, target: Guarantee, *, noise: NoiseKind = "laplace") -> Mechanism:
     """Noisy sum of records clipped into the domain's box [@avellamedina2025differentially,
     "bounded data"]."""
-    return calibrate(Sum(_clipped(domain)), target, noise)
+    return calibrated(Sum(_clipped(domain)), target, noise)
 
 
 def clipped_mean(domain: Domain, target: Guarantee, *, noise: NoiseKind = "laplace") -> Mechanism:
     """Noisy mean of records clipped into the box (the truncated mean of [@cai2021cost;
     @avellamedina2025differentially])."""
-    return calibrate(Mean(_clipped(domain)), target, noise)
+    return calibrated(Mean(_clipped(domain)), target, noise)
 
 
 def clipped_variance(domain: Domain, target: Guarantee, *, noise: NoiseKind = "laplace") -> Mechanism:
     """Noisy plug-in variance of records clipped into the box."""
-    return calibrate(Variance(_clipped(domain)), target, noise)
+    return calibrated(Variance(_clipped(domain)), target, noise)

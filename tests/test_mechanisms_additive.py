@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import mechanisms
-from accountant import FDP, GDP, ZCDP, ApproxDP, LaplaceTradeoff, PureDP
+from accountant import FDP, GDP, ZCDP, ApproxDP, FiniteLossTradeoff, LaplaceTradeoff, PureDP
 from mechanisms import (
     Count,
     DiscreteGaussian,
@@ -30,7 +30,6 @@ from mechanisms import (
     Sum,
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
-    discrete_laplace_tradeoff,
     gaussian_sigma,
     laplace_scale,
 )
@@ -107,7 +106,7 @@ def test_laplace_guarantee_is_the_laplace_curve() -> None:
     # closed-form profile of the Laplace pair: 1 - exp((t - eps)/2) on [-eps, eps]
     for t in (0.0, 0.2, 0.4):
         assert g.delta(t) == pytest.approx(-math.expm1((t - 0.5) / 2), rel=1e-12)
-    assert m.standard_guarantee() == PureDP(g.tradeoff.eps)
+    assert m.closed_form_guarantee() == PureDP(g.tradeoff.eps)
     assert g.epsilon(0.0) <= 0.5 * (1 + 1e-9)
 
 
@@ -124,7 +123,7 @@ def test_gaussian_guarantee_matches_closed_form_profile() -> None:
 def test_discrete_laplace_curve_matches_brute_force_profile() -> None:
     """The FiniteLossTradeoff equals delta(eps) = sum_y (q(y) - e^eps p(y))_+ summed over Z."""
     b, shift = 1.7, 3
-    g = discrete_laplace_tradeoff(shift, b)
+    g = FiniteLossTradeoff.discrete_laplace(b, shift)
     y = np.arange(-400, 400)
     r = math.exp(-1 / b)
     p = (1 - r) / (1 + r) * r ** np.abs(y)
@@ -140,7 +139,7 @@ def test_spread_shift_is_dominated_by_single_coordinate_shift(b: float, D: int) 
     """Why the 1-d Laplace curve is declared for vector queries: a shift (s1, s2) with s1 + s2 = D has
     a privacy profile below that of the shift D on one coordinate (brute force on Z^2; the larger
     scale approximates the continuous Laplace mechanism, the lattice being fine relative to b)."""
-    single = discrete_laplace_tradeoff(D, b)
+    single = FiniteLossTradeoff.discrete_laplace(b, D)
     y = np.arange(-int(60 * b) - 10, int(60 * b) + 10)
     r = math.exp(-1 / b)
     pmf = (1 - r) / (1 + r) * r ** np.abs(y)
@@ -158,7 +157,7 @@ def test_discrete_gaussian_renyi_divergence_within_zcdp() -> None:
     """Brute-force Renyi divergences of N_Z(0, s^2) vs N_Z(D, s^2) are <= a rho (CKS 2020 Thm 4)."""
     sigma = 1.3
     m = DiscreteGaussian(Count(Domain(0, 1, adjacency="add_remove")), sigma)
-    rho = m.standard_guarantee()
+    rho = m.closed_form_guarantee()
     assert isinstance(rho, ZCDP) and rho.rho == pytest.approx(1 / (2 * sigma**2))
     assert isinstance(m.guarantee(), FDP)  # the exact curve of the pair, tighter than the zCDP
     y = np.arange(-80, 81)
@@ -250,7 +249,7 @@ def test_privacy_loss_equals_log_density_ratio() -> None:
     assert np.allclose(gau.privacy_loss(y, x, x2), want)
     # the Laplace loss never exceeds the declared pure-DP epsilon
     worst = np.abs(lap.privacy_loss(np.random.default_rng(2).normal(size=(500, 2)), x, x2)).max()
-    assert worst <= lap.standard_guarantee().epsilon(0.0) + 1e-12
+    assert worst <= lap.closed_form_guarantee().epsilon(0.0) + 1e-12
 
 
 def test_bind_symbolic_mechanism() -> None:
@@ -284,7 +283,7 @@ def test_calibrated_laplace_meets_its_targets(eps: float, log_delta: float, l1: 
     g = Laplace.calibrated(q, ApproxDP(eps, delta), sampler="float").guarantee()
     assert g.delta(eps) <= delta
     assert g.delta(eps) >= delta * (1 - 1e-9) - 1e-14  # and not more noise than needed
-    pure = Laplace.calibrated(q, PureDP(eps), sampler="float").standard_guarantee()
+    pure = Laplace.calibrated(q, PureDP(eps), sampler="float").closed_form_guarantee()
     assert isinstance(pure, PureDP) and eps * (1 - 1e-12) <= pure.eps <= eps
 
 
@@ -294,7 +293,7 @@ def test_calibrated_discrete_laplace_meets_pure_dp(eps: float, sens: int) -> Non
     dom = Domain(0, 1, adjacency="add_remove")
     q = mechanisms.CustomQuery(dom, lambda x: np.array([float(x.size)]), l1=sens)
     m = DiscreteLaplace.calibrated(q, PureDP(eps))
-    assert m.standard_guarantee().epsilon(0.0) <= eps
+    assert m.closed_form_guarantee().epsilon(0.0) <= eps
     # the exact curve's epsilon(0) is found by the accountant's bisection (absolute tolerance 1e-12)
     assert m.guarantee().epsilon(0.0) <= eps + 2e-12
 

@@ -19,13 +19,19 @@ import pytest
 from scipy import special, stats
 
 import verify
-from accountant import FDP, GDP, ZCDP, ApproxDP, Guarantee, LaplaceTradeoff, PureDP, implies
-from mechanisms import CustomQuery, Domain, Gaussian, Laplace, Mean
-from mechanisms.additive import (
-    discrete_gaussian_tradeoff,
-    discrete_laplace_tradeoff,
-    lattice_gaussian_is_gdp,
+from accountant import (
+    FDP,
+    GDP,
+    ZCDP,
+    ApproxDP,
+    FiniteLossTradeoff,
+    Guarantee,
+    LaplaceTradeoff,
+    PureDP,
+    discrete_gaussian_is_gdp,
+    implies,
 )
+from mechanisms import CustomQuery, Domain, Gaussian, Laplace, Mean
 from mechanisms.samplers import floor_log2, from_lattice, to_lattice
 
 ALPHA = 1e-3
@@ -158,7 +164,7 @@ def test_discrete_laplace_curve_is_exact_and_not_the_laplace_curve(t: Fraction, 
     c = (1 - r) / (1 + r)
     ys = range(-int(80 * t), int(80 * t) + shift)
     lap = LaplaceTradeoff(float(shift / t))
-    f = discrete_laplace_tradeoff(shift, float(t))
+    f = FiniteLossTradeoff.discrete_laplace(float(t), shift)
 
     def brute(eps: float) -> float:
         ee = mpmath.exp(eps)
@@ -184,7 +190,7 @@ def test_discrete_gaussian_tradeoff_matches_brute_force(shift: int, s2: Fraction
     w = [mpmath.exp(-mpmath.mpf(y * y) / (2 * mpmath.mpf(s2.numerator) / s2.denominator)) for y in ys]
     z = mpmath.fsum(w)
     p = {y: wi / z for y, wi in zip(ys, w, strict=True)}
-    f = discrete_gaussian_tradeoff(shift, s2)
+    f = FiniteLossTradeoff.discrete_gaussian(s2, shift)
     for eps in np.linspace(-3.0, 6.0, 31):
         ee = mpmath.exp(eps)
         brute = mpmath.fsum(max(p.get(y - shift, 0) - ee * p[y], 0) for y in ys)
@@ -195,27 +201,27 @@ def test_discrete_gaussian_tradeoff_matches_brute_force(shift: int, s2: Fraction
 def test_gdp_verification_refutes_and_accepts_correctly() -> None:
     """sigma = 1/2, shift 1: the discrete pair is NOT 2-GDP (its total variation 0.787 exceeds
     G_2's 0.683), and the check says so; where it accepts, the brute-force profile is below GDP's."""
-    assert not lattice_gaussian_is_gdp(1, Fraction(1, 4), 2.0)
-    f = discrete_gaussian_tradeoff(1, Fraction(1, 4))
+    assert not discrete_gaussian_is_gdp(1, Fraction(1, 4), 2.0)
+    f = FiniteLossTradeoff.discrete_gaussian(Fraction(1, 4), 1)
     assert f.profile(0.0) > GDP(2.0).delta(0.0) + 0.05
     for shift, s2 in ((1, Fraction(1, 4)), (3, Fraction(16)), (40, Fraction(900))):
         mu = next(m for m in np.linspace(shift / math.sqrt(s2), 3 * shift / math.sqrt(s2) + 1, 400)
-                  if lattice_gaussian_is_gdp(shift, s2, float(m)))
-        f = discrete_gaussian_tradeoff(shift, s2)
+                  if discrete_gaussian_is_gdp(shift, s2, float(m)))
+        f = FiniteLossTradeoff.discrete_gaussian(s2, shift)
         for eps in np.linspace(-2.0, 8.0, 41):
             assert f.profile(float(eps)) <= GDP(float(mu)).delta(float(eps)) + 1e-14
     # the lattice of the Gaussian mechanism: s ~ 2^12, GDP(k/s) itself fails by O(1/s^2), the margin holds
-    assert not lattice_gaussian_is_gdp(4096, 4096**2, 1.0)
-    assert lattice_gaussian_is_gdp(4096, 4096**2, 1.0 * (1 + 2**-16))
+    assert not discrete_gaussian_is_gdp(4096, 4096**2, 1.0)
+    assert discrete_gaussian_is_gdp(4096, 4096**2, 1.0 * (1 + 2**-16))
 
 
 def test_discrete_gaussian_declares_its_exact_curve_tighter_than_zcdp() -> None:
     from mechanisms import Count, DiscreteGaussian
 
     m = DiscreteGaussian(Count(Domain(0, 1, adjacency="add_remove")), 2)
-    g, std = m.guarantee(), m.standard_guarantee()
+    g, std = m.guarantee(), m.closed_form_guarantee()
     assert isinstance(g, FDP) and isinstance(std, ZCDP) and std.rho == pytest.approx(1 / 8)
-    f = discrete_gaussian_tradeoff(1, Fraction(4))
+    f = FiniteLossTradeoff.discrete_gaussian(Fraction(4), 1)
     for eps in (0.0, 0.5, 1.0, 2.0):
         assert g.delta(eps) == f.profile(eps) <= std.delta(eps)
 
@@ -229,8 +235,8 @@ def test_declared_lattice_parameters_are_recomputed_independently() -> None:
     assert (lap.lattice_scale(), lap.lattice_shift()) == (t, k)
     g = lap.guarantee()
     assert isinstance(g, FDP) and g.tradeoff.profile(0.0) == pytest.approx(
-        discrete_laplace_tradeoff(k, float(t)).profile(0.0), rel=0, abs=0)
-    assert lap.standard_guarantee().epsilon(0.0) >= k / t
+        FiniteLossTradeoff.discrete_laplace(float(t), k).profile(0.0), rel=0, abs=0)
+    assert lap.closed_form_guarantee().epsilon(0.0) >= k / t
     assert g.epsilon(0.0) <= float(Fraction(k, t)) + 1e-9
     vec = Laplace(mean_query(d=3), 0.05)
     gv = vec.guarantee()
@@ -242,14 +248,14 @@ def test_declared_lattice_parameters_are_recomputed_independently() -> None:
     bound = (Fraction(math.sqrt(3) / 100) / gam + Fraction(math.sqrt(3))) ** 2  # sqrt(3) Delta_inf, d = 3
     assert isinstance(gz, ZCDP)
     assert gz.rho >= math.floor(bound) / (2 * gau.lattice_variance())  # ||k||^2 is an integer
-    assert Gaussian(mean_query(), 0.05).standard_guarantee().mu >= 0.01 / 0.05  # type: ignore[attr-defined]
+    assert Gaussian(mean_query(), 0.05).closed_form_guarantee().mu >= 0.01 / 0.05  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("target", [PureDP(0.7), ApproxDP(0.7, 1e-5), ZCDP(0.2)])
 @pytest.mark.parametrize("d", [1, 4])
 def test_calibrated_laplace_grid_meets_target(target: PureDP | ApproxDP | ZCDP, d: int) -> None:
     m = Laplace.calibrated(mean_query(d=d), target)
-    g, std = m.guarantee(), m.standard_guarantee()
+    g, std = m.guarantee(), m.closed_form_guarantee()
     assert meets(g, std, target)
     assert isinstance(std, PureDP)
     if isinstance(target, ApproxDP):
@@ -261,7 +267,7 @@ def test_calibrated_laplace_grid_meets_target(target: PureDP | ApproxDP | ZCDP, 
 @pytest.mark.parametrize("target", [GDP(0.8), ApproxDP(1.0, 1e-6), ZCDP(0.3)])
 def test_calibrated_gaussian_grid_meets_target(target: GDP | ApproxDP | ZCDP) -> None:
     m = Gaussian.calibrated(mean_query(), target)
-    g, std = m.guarantee(), m.standard_guarantee()
+    g, std = m.guarantee(), m.closed_form_guarantee()
     assert meets(g, std, target)
     assert isinstance(std, GDP)
     eps_grid = np.linspace(0.0, 4.0, 9)
@@ -284,7 +290,7 @@ def test_lattice_privacy_loss_is_the_log_pmf_ratio() -> None:
     n = np.ldexp(y, -e)
     r1, r2 = to_lattice(np.array([0.0]), e)[0], to_lattice(np.array([0.01]), e)[0]
     assert np.allclose(lap.privacy_loss(y, x, x2), (np.abs(n - r2) - np.abs(n - r1)) / t, rtol=1e-12, atol=0)
-    assert np.abs(lap.privacy_loss(y, x, x2)).max() <= lap.standard_guarantee().epsilon(0.0)
+    assert np.abs(lap.privacy_loss(y, x, x2)).max() <= lap.closed_form_guarantee().epsilon(0.0)
     gau = Gaussian.calibrated(mean_query(), GDP(1.0))
     y = gau.sample(x, np.random.default_rng(10), size=50)
     e, s2 = gau.grid_exponent(), gau.lattice_variance()
@@ -329,4 +335,4 @@ def test_symbolic_calibration_meets_target_after_binding(target: PureDP | Approx
     cls = Gaussian if isinstance(target, GDP) else Laplace
     for nn, width in ((100, 1), (37, 3), (1000, 5)):
         m = cls.calibrated(Mean(Domain(lo, hi, n=n)), target).bind(n=nn, lo=0, hi=width)
-        assert meets(m.guarantee(), m.standard_guarantee(), target)
+        assert meets(m.guarantee(), m.closed_form_guarantee(), target)

@@ -44,7 +44,7 @@ def test_randomized_response_law_and_guarantee() -> None:
     assert isinstance(g, FDP)
     for t in (0.0, 0.3, 0.9):
         assert g.delta(t) == pytest.approx(ref.profile(t))
-    assert m.standard_guarantee() == PureDP(1.0)
+    assert m.closed_form_guarantee() == PureDP(1.0)
 
 
 def test_randomized_response_records_and_loss() -> None:
@@ -75,14 +75,14 @@ def test_pipeline_composes_through_accountant() -> None:
     g1 = Gaussian.calibrated(Mean(dom), GDP(0.3))
     g2 = Gaussian.calibrated(Sum(dom), GDP(0.4))
     pipe = Pipeline((g1, g2))
-    g = pipe.guarantee(standard=True)  # the lattice Gaussians' verified GDP (their exact curves are finite)
+    g = pipe.guarantee(closed_form=True)  # the lattice Gaussians' verified GDP (exact curves are finite)
     assert isinstance(g, GDP) and g.mu == pytest.approx(0.5, rel=1e-3) and g.mu <= 0.5
     lap = Laplace.calibrated(Mean(dom), PureDP(0.5))
     # no closed form composes the two Laplace curves: the exact default falls back to the PLD
     # accountant (issue 3), a sound bound no looser than composing their pure-DP guarantees
     numeric = Pipeline((lap, lap)).guarantee()
     assert type(numeric).__name__ == "PLD"
-    both = Pipeline((lap, lap)).guarantee(standard=True)
+    both = Pipeline((lap, lap)).guarantee(closed_form=True)
     assert numeric.delta(0.5) <= both.delta(0.5) + 1e-9
     ref = compose([PureDP(0.5), PureDP(0.5)])
     assert ref.delta(0.5) * (1 - 1e-4) <= both.delta(0.5) <= ref.delta(0.5)  # lattice: slightly more noise

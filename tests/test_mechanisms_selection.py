@@ -130,7 +130,7 @@ def test_private_max_declared_guarantee() -> None:
     expected = 1.0 + 2.0**-20 + (2**15 + 1) / 2**16
     assert PrivateMax(q, eps=1.0).guarantee().epsilon(0.0) == pytest.approx(expected, rel=1e-12)
     assert 1.5 <= expected <= 1.5 * (1 + 2**-14)
-    budget = PrivateMax.for_budget(q, 1.0).guarantee().epsilon(0.0)
+    budget = PrivateMax.calibrated(q, PureDP(1.0)).guarantee().epsilon(0.0)
     assert 1.0 - 1e-3 <= budget <= 1.0
 
 

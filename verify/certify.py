@@ -92,7 +92,7 @@ def compare(guarantee: Guarantee, claim: Guarantee) -> tuple[bool, str, Piecewis
 
 def certify(mechanism: DeclaredMechanism | Guarantee, claim: Guarantee, *,
             delta: float | None = None) -> Certificate:
-    """Decide whether ``mechanism``'s declared guarantees (exact, standard notion, PLD) imply ``claim``.
+    """Decide whether ``mechanism``'s declared guarantees (exact, closed form, PLD) imply ``claim``.
 
     mechanism: an object with ``guarantee()`` returning an accountant guarantee (and optionally
     ``pld()``), or a guarantee itself. ``delta``: where the mechanism's epsilon is reported
@@ -111,9 +111,9 @@ def certify(mechanism: DeclaredMechanism | Guarantee, claim: Guarantee, *,
             raise TypeError("mechanism.guarantee() must return an accountant guarantee, "
                             f"got {type(g).__name__}")
         # every sound guarantee the mechanism declares is tried: the exact one first (it is also
-        # the one reported when none implies the claim), then its standard notion, then its PLD
+        # the one reported when none implies the claim), then its closed form, then its PLD
         candidates = [g]
-        for name in ("standard_guarantee", "pld"):
+        for name in ("closed_form_guarantee", "pld"):
             fn = getattr(mechanism, name, None)
             if callable(fn):
                 try:

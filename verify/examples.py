@@ -94,8 +94,8 @@ class _Catalogue:
         g: Guarantee = self.mechanism.guarantee()
         return g
 
-    def standard_guarantee(self) -> Guarantee:
-        g: Guarantee = self.mechanism.standard_guarantee()
+    def closed_form_guarantee(self) -> Guarantee:
+        g: Guarantee = self.mechanism.closed_form_guarantee()
         return g
 
     def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
@@ -114,7 +114,7 @@ class _Catalogue:
 class ScalarLaplace(_Catalogue):
     """Laplace mechanism on one query with sensitivity ``sens`` [@dwork2014algorithmic, Thm 3.6]:
     the catalogue's ``Laplace.calibrated(query, PureDP(eps))`` with the lattice sampler. Its guarantee
-    is the exact curve of the lattice pair, ``FDP(discrete_laplace_tradeoff(K1, t))``, which implies
+    is the exact curve of the lattice pair, ``FDP(FiniteLossTradeoff.discrete_laplace(t, K1))``, which implies
     PureDP(eps) (the continuous ``LaplaceTradeoff(eps)`` is NOT implied by a lattice curve)."""
 
     eps: float
@@ -129,7 +129,7 @@ class ScalarLaplace(_Catalogue):
 class GaussianMechanism(_Catalogue):
     """Gaussian mechanism for sensitivity ``sens`` calibrated to mu-GDP [@dong2022gaussian, Thm 2.7]:
     the catalogue's ``Gaussian.calibrated(query, GDP(mu))`` with the lattice sampler (exact discrete
-    Gaussian noise); guarantee the exact lattice curve, standard guarantee a GDP(mu') with mu' <= mu."""
+    Gaussian noise); guarantee the exact lattice curve, closed-form guarantee a GDP(mu') with mu' <= mu."""
 
     mu: float
     sens: float = 1.0
