@@ -1,5 +1,18 @@
 """dpcert accountant: privacy guarantees, trade-off functions, conversions and composition."""
 
+from .bcdp import (
+    BCDP,
+    BayesianDP,
+    BCDPCompositionError,
+    CoordinateDP,
+    LocalDP,
+    baseline_zeta,
+    bcdp_cdp_vector,
+    cdp_to_bcdp,
+    ldp_to_bcdp,
+    ldp_to_bdp,
+    mean_cdp_vector,
+)
 from .calibration import calibrate, calibrate_count
 from .composition import (
     Method,
@@ -57,6 +70,7 @@ from .tradeoff import (
 )
 
 __all__ = [
+    "BCDP",
     "CLTGDP",
     "FDP",
     "GDP",
@@ -65,8 +79,11 @@ __all__ = [
     "ZCDP",
     "ApproxDP",
     "ApproxDPPair",
+    "BCDPCompositionError",
+    "BayesianDP",
     "BudgetExceededError",
     "CallableTradeoff",
+    "CoordinateDP",
     "DPSGDAccount",
     "DiscreteGaussianPair",
     "DiscreteLaplacePair",
@@ -79,6 +96,7 @@ __all__ = [
     "LaplacePair",
     "LaplaceTradeoff",
     "Ledger",
+    "LocalDP",
     "LossMoments",
     "Method",
     "Pair",
@@ -89,8 +107,11 @@ __all__ = [
     "Release",
     "SubsampledPair",
     "TradeoffFunction",
+    "baseline_zeta",
+    "bcdp_cdp_vector",
     "calibrate",
     "calibrate_count",
+    "cdp_to_bcdp",
     "compose",
     "compose_advanced",
     "compose_basic",
@@ -108,6 +129,9 @@ __all__ = [
     "guarantee_to_dict",
     "implication",
     "implies",
+    "ldp_to_bcdp",
+    "ldp_to_bdp",
+    "mean_cdp_vector",
     "pld_from_guarantee",
     "profile_to_tradeoff",
     "pure_dp_to_approx_dp",
