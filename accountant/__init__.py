@@ -37,7 +37,16 @@ from .conversions import (
     zcdp_to_approx_dp,
     zcdp_to_rdp,
 )
-from .dpsgd import DPSGDAccount, dpsgd_clt_mu, dpsgd_epsilon, subsampled_gaussian_rdp
+from .dpsgd import (
+    DPSGDAccount,
+    dpsgd_clt_mu,
+    dpsgd_epsilon,
+    dpsgd_noise_multiplier,
+    dpsgd_pld,
+    dpsgd_sampling_rate,
+    dpsgd_steps,
+    subsampled_gaussian_rdp,
+)
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .ledger import BudgetExceededError, Ledger, Release
 from .ordering import Implication, implication, implies, register_target
@@ -122,6 +131,10 @@ __all__ = [
     "discrete_gaussian_window",
     "dpsgd_clt_mu",
     "dpsgd_epsilon",
+    "dpsgd_noise_multiplier",
+    "dpsgd_pld",
+    "dpsgd_sampling_rate",
+    "dpsgd_steps",
     "gdp_to_approx_dp",
     "gdp_to_tradeoff",
     "gdp_to_zcdp",

@@ -54,12 +54,14 @@ def test_convert(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "convert", "--gdp", "1", "--to", "approx", "--delta", "1e-5", "--json")
     assert code == 0
     d = json.loads(out)
-    assert d["from"] == "1-GDP" and math.isclose(d["epsilon"]["1e-05"], GDP(1.0).epsilon(1e-5))
+    assert d["from"] == "1-GDP" and d["epsilon"] == GDP(1.0).epsilon(1e-5) and d["delta"] == 1e-5
     code, out, _ = run(capsys, "convert", "--pure", "1", "--to", "gdp")
     assert code == 0 and "GDP" in out
     code, out, _ = run(capsys, "convert", "--gdp", "1", "--to", "zcdp")
     assert code == 0 and "0.5-zCDP" in out
     code, _, err = run(capsys, "convert", "--gdp", "1", "--to", "approx")
+    assert code == 2 and "--delta" in err
+    code, _, err = run(capsys, "convert", "--gdp", "1")
     assert code == 2 and "--delta" in err
 
 

@@ -1,4 +1,9 @@
-"""The ``dpcert`` command: account, convert, audit, certify. Tables for people, ``--json`` for machines."""
+"""The ``dpcert`` command: account, compose, convert, dpsgd, calibrate, plot, audit, certify.
+Tables for people, ``--json`` for machines.
+
+Start-up is kept short (``dpcert --help`` imports only argparse): the accountant, the mechanisms
+and the audit are imported by the command that needs them.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,17 @@ import argparse
 import importlib
 import json
 import math
+import os
 import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, Method, PureDP, compose
-from accountant.conversions import gdp_to_zcdp, pure_dp_to_gdp, pure_dp_to_zcdp
+if TYPE_CHECKING:
+    from accountant import Guarantee
 
-from . import examples
-from .audit import MechanismError, audit
-from .certify import certify
+    from . import examples
 
 METHODS = ("auto", "exact", "pld", "clt", "rdp", "advanced", "basic")
 
@@ -69,8 +73,22 @@ def _repeat(name: str, spec: str) -> tuple[str, int]:
     return body, k
 
 
+#: Guarantee flags of ``account``, ``compose`` and ``convert``: kind -> (metavar, help).
+GUARANTEE_KINDS: dict[str, tuple[str, str]] = {
+    "pure": ("EPS[xK]", "eps-DP (K copies)"),
+    "approx": ("EPS,DELTA[xK]", "(eps, delta)-DP"),
+    "gdp": ("MU[xK]", "mu-GDP"),
+    "zcdp": ("RHO[xK]", "rho-zCDP"),
+    "laplace": ("SCALE[xK]", "Laplace mechanism of scale b, L1 sensitivity 1 (its exact curve)"),
+    "gaussian": ("SIGMA[xK]", "Gaussian mechanism of std sigma, L2 sensitivity 1 (1/sigma-GDP)"),
+}
+
+
 def make_guarantee(kind: str, body: str) -> Guarantee:
-    """A guarantee from e.g. ("pure", "1"), ("approx", "1,1e-6"), ("gdp", "0.5"), ("zcdp", "0.1")."""
+    """A guarantee from e.g. ("pure", "1"), ("approx", "1,1e-6"), ("gdp", "0.5"), ("zcdp", "0.1"),
+    ("laplace", "10") (scale b) or ("gaussian", "4") (sigma), sensitivity 1."""
+    from accountant import FDP, GDP, ZCDP, ApproxDP, LaplaceTradeoff, PureDP
+
     try:
         if kind == "pure":
             return PureDP(_float("--pure", body))
@@ -83,11 +101,21 @@ def make_guarantee(kind: str, body: str) -> Guarantee:
             return GDP(_float("--gdp", body))
         if kind == "zcdp":
             return ZCDP(_float("--zcdp", body))
+        if kind == "laplace":
+            b = _float("--laplace", body)
+            if not b > 0.0:
+                raise CliError(f"--laplace: the scale must be > 0, got {body!r}")
+            return FDP(LaplaceTradeoff(1.0 / b))
+        if kind == "gaussian":
+            sigma = _float("--gaussian", body)
+            if not sigma > 0.0:
+                raise CliError(f"--gaussian: sigma must be > 0, got {body!r}")
+            return GDP(1.0 / sigma)
     except (ValueError, TypeError) as exc:
         if isinstance(exc, CliError):
             raise
         raise CliError(f"--{kind}: {exc}") from None
-    raise CliError(f"unknown guarantee kind {kind!r}; use pure, approx, gdp or zcdp")
+    raise CliError(f"unknown guarantee kind {kind!r}; use {', '.join(GUARANTEE_KINDS)}")
 
 
 def parse_claim(spec: str) -> Guarantee:
@@ -98,19 +126,21 @@ def parse_claim(spec: str) -> Guarantee:
     return make_guarantee(kind.strip().lower(), body.strip())
 
 
-def _guarantees(args: argparse.Namespace) -> list[Guarantee]:
-    gs: list[Guarantee] = []
-    for kind in ("pure", "approx", "gdp", "zcdp"):
-        for spec in getattr(args, kind) or []:
+def _guarantees(args: argparse.Namespace, gs: list[Guarantee] | None = None) -> list[Guarantee]:
+    gs = [] if gs is None else gs
+    for kind in GUARANTEE_KINDS:
+        for spec in getattr(args, kind, None) or []:
             body, k = _repeat(f"--{kind}", spec)
             gs.extend([make_guarantee(kind, body)] * k)
     if not gs:
-        raise CliError("give at least one guarantee: --pure EPS[xK], --approx EPS,DELTA[xK], "
-                       "--gdp MU[xK] or --zcdp RHO[xK]")
+        raise CliError("give at least one guarantee: " + ", ".join(
+            f"--{k} {m}" for k, (m, _) in GUARANTEE_KINDS.items()))
     return gs
 
 
 def _compose(gs: list[Guarantee], method: str) -> tuple[Guarantee, str]:
+    from accountant import Method, compose
+
     if len(gs) == 1 and method in ("auto", "exact"):
         return gs[0], "single guarantee"
     tried = ["exact", "pld"] if method == "auto" else [method]
@@ -130,6 +160,8 @@ def _num(x: float) -> float | str:
 
 
 def _summary(g: Guarantee, deltas: list[float], epss: list[float]) -> dict[str, Any]:
+    from accountant import CLTGDP, GDP
+
     out: dict[str, Any] = {"guarantee": str(g),
                            "epsilon": {f"{d:g}": _num(g.epsilon(d)) for d in deltas},
                            "delta": {f"{e:g}": _num(float(g.delta(e))) for e in epss}}
@@ -167,7 +199,7 @@ def _fmt(v: float | str) -> str:
 
 
 def cmd_account(args: argparse.Namespace) -> str:
-    gs = _guarantees(args)
+    gs = _guarantees(args, getattr(args, "prefilled", None))
     g, method = _compose(gs, args.method)
     s = _summary(g, args.delta or [1e-5], args.eps or [])
     s["method"] = method
@@ -178,39 +210,47 @@ def cmd_account(args: argparse.Namespace) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> str:
+    from accountant import GDP, ZCDP, PureDP
+    from accountant.conversions import gdp_to_zcdp, pure_dp_to_gdp, pure_dp_to_zcdp
+
     gs = _guarantees(args)
     if len(gs) != 1:
         raise CliError("convert takes exactly one guarantee (compose with `dpcert account`)")
     g = gs[0]
-    to = args.to
-    out: Guarantee
+    to = args.to or ("approx" if args.delta or args.eps else None)
+    if to is None:
+        raise CliError("give --delta DELTA (or --eps EPS) for (eps, delta)-DP, or --to gdp/zcdp")
+    out: dict[str, Any] = {"from": str(g), "to": to}
     if to == "approx":
-        if args.delta is None:
-            raise CliError("--to approx needs --delta")
-        out = g.to_approx_dp(args.delta[0])
+        if len(args.delta or []) + len(args.eps or []) != 1:
+            raise CliError("--to approx needs exactly one --delta (or one --eps)")
+        eps, delta = ((g.epsilon(args.delta[0]), args.delta[0]) if args.delta
+                      else (args.eps[0], float(g.delta(args.eps[0]))))
+        out.update(guarantee=f"({eps:.6g}, {delta:.6g})-DP", epsilon=_num(eps), delta=_num(delta))
+        rows = [("epsilon", _fmt(out["epsilon"])), ("delta", _fmt(out["delta"]))]
     elif to == "gdp":
         if isinstance(g, GDP):
-            out = g
+            mu = g.mu
         elif isinstance(g, PureDP):
-            out = pure_dp_to_gdp(g.eps)
+            mu = pure_dp_to_gdp(g.eps).mu
         else:
             raise CliError(f"no conversion from {g} to GDP (only pure DP converts)")
-    elif to == "zcdp":
+        out.update(guarantee=str(GDP(mu)), mu=mu)
+        rows = [("GDP mu", f"{mu:.6g}")]
+    else:
         if isinstance(g, PureDP):
-            out = pure_dp_to_zcdp(g.eps)
+            rho = pure_dp_to_zcdp(g.eps).rho
         elif isinstance(g, GDP):
-            out = gdp_to_zcdp(g.mu)
+            rho = gdp_to_zcdp(g.mu).rho
         elif isinstance(g, ZCDP):
-            out = g
+            rho = g.rho
         else:
             raise CliError(f"no conversion from {g} to zCDP")
-    else:  # pragma: no cover - argparse restricts choices
-        raise CliError(f"unknown target {to!r}")
-    s = _summary(out, args.delta or [], args.eps or [])
-    s["from"] = str(g)
+        out.update(guarantee=str(ZCDP(rho)), rho=rho)
+        rows = [("zCDP rho", f"{rho:.6g}")]
     if args.json:
-        return json.dumps(s)
-    return _table([("from", str(g)), *_summary_rows(s)])
+        return json.dumps(out)
+    return _table([("from", str(g)), ("to", out["guarantee"]), *rows])
 
 
 def _slug(name: str) -> str:
@@ -218,6 +258,8 @@ def _slug(name: str) -> str:
 
 
 def _example(name: str) -> examples.Case:
+    from . import examples
+
     for c in examples.cases():
         if name in (c.name, _slug(c.name)):
             return c
@@ -225,15 +267,18 @@ def _example(name: str) -> examples.Case:
 
 
 def _load(spec: str) -> Any:
+    """MODULE:NAME, the module found on sys.path or in the working directory (as ``python -m``)."""
     mod, sep, attr = spec.partition(":")
     if not sep:
         raise CliError(f"expected MODULE:NAME, got {spec!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())  # after the installed packages: a local file never shadows them
     try:
         obj: Any = importlib.import_module(mod)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise CliError(f"cannot load {spec!r}: {exc}") from None
+        raise CliError(f"cannot load {spec!r}: {type(exc).__name__}: {exc}") from None
     return obj
 
 
@@ -245,6 +290,9 @@ def _json_arg(name: str, s: str) -> Any:
 
 
 def cmd_audit(args: argparse.Namespace) -> str:
+    from . import examples
+    from .audit import audit
+
     if args.list:
         return "\n".join(f"{_slug(c.name):45} {'buggy' if c.buggy else 'correct':8} claim {c.claim}"
                          for c in examples.cases())
@@ -252,6 +300,12 @@ def cmd_audit(args: argparse.Namespace) -> str:
         raise CliError("give an example name or --callable, not both")
     if args.callable:
         mech = _load(args.callable)
+        if isinstance(mech, type):
+            raise CliError(f"--callable {args.callable} is a class; give a function (data, rng) -> "
+                           "output, e.g. a module-level function that builds the mechanism and "
+                           "calls it")
+        if not callable(mech):
+            raise CliError(f"--callable {args.callable} is a {type(mech).__name__}, not callable")
         if args.data is None or args.data2 is None:
             raise CliError("--callable needs --data and --data2 (JSON)")
         pairs = [(_json_arg("--data", args.data), _json_arg("--data2", args.data2))]
@@ -273,6 +327,8 @@ def cmd_audit(args: argparse.Namespace) -> str:
 
 
 def cmd_certify(args: argparse.Namespace) -> str:
+    from .certify import certify
+
     if args.mechanism:
         mech = _load(args.mechanism)
         if isinstance(mech, type) or (not hasattr(mech, "guarantee") and callable(mech)):
@@ -297,14 +353,305 @@ def cmd_certify(args: argparse.Namespace) -> str:
     return c.to_json() if args.json else str(c)
 
 
+# ------------------------------------------------------------------- DP-SGD and calibration
+
+
+def _positive(name: str, value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0.0):
+        raise CliError(f"{name} must be a finite number > 0, got {value!r}")
+    return value
+
+
+def _rate(args: argparse.Namespace) -> float | None:
+    """The Poisson sampling rate: --sampling-rate, or --batch-size / --dataset-size."""
+    if args.sampling_rate is not None:
+        if args.batch_size is not None:
+            raise CliError("give --sampling-rate or --batch-size with --dataset-size, not both")
+        return float(args.sampling_rate)
+    if args.batch_size is None:
+        return None
+    if args.dataset_size is None:
+        raise CliError("--batch-size needs --dataset-size (the sampling rate is their ratio)")
+    if not 1 <= args.batch_size <= args.dataset_size:
+        raise CliError(f"--batch-size must lie in [1, --dataset-size = {args.dataset_size}], "
+                       f"got {args.batch_size}")
+    return float(args.batch_size / args.dataset_size)
+
+
+def _step_count(args: argparse.Namespace, q: float | None) -> int | None:
+    """The number of steps: --steps, or --epochs of 1/q steps each (rounded up: pessimistic)."""
+    if args.steps is not None:
+        if args.epochs is not None:
+            raise CliError("give --steps or --epochs, not both")
+        if args.steps < 1:
+            raise CliError(f"--steps must be >= 1, got {args.steps}")
+        return int(args.steps)
+    if args.epochs is None:
+        return None
+    _positive("--epochs", args.epochs)
+    if q is None:
+        raise CliError("--epochs needs the sampling rate (--sampling-rate or --batch-size "
+                       "with --dataset-size)")
+    return max(1, math.ceil(float(args.epochs) / q - 1e-9))
+
+
+def _dpsgd_inputs(args: argparse.Namespace) -> tuple[float | None, float | None, int | None]:
+    q = _positive("--sampling-rate", _rate(args))
+    return q, _positive("--noise-multiplier", args.noise_multiplier), _step_count(args, q)
+
+
+def cmd_dpsgd(args: argparse.Namespace) -> str:
+    from accountant import dpsgd_epsilon
+
+    q, sigma, steps = _dpsgd_inputs(args)
+    if q is None or sigma is None or steps is None:
+        raise CliError("dpsgd needs the sampling rate (--sampling-rate, or --batch-size and "
+                       "--dataset-size), --noise-multiplier and --steps (or --epochs)")
+    acct = dpsgd_epsilon(q, sigma, steps, args.delta, tol=args.tol)
+    out: dict[str, Any] = {
+        "sampling_rate": q, "noise_multiplier": sigma, "steps": steps, "epochs": steps * q,
+        "delta": args.delta, "epsilon": _num(acct.epsilon_upper), "epsilon_lower": _num(acct.epsilon_lower),
+        "clt_epsilon": _num(acct.clt_epsilon), "clt_mu": _num(acct.clt_mu),
+        "rdp_epsilon": _num(acct.rdp_epsilon)}
+    rows: list[dict[str, Any]] = []
+    if args.every is not None:
+        if args.every <= 0:
+            raise CliError(f"--every must be > 0 epochs, got {args.every}")
+        per_epoch = 1.0 / q
+        k = 1
+        while True:
+            t = min(steps, max(1, math.ceil(k * args.every * per_epoch - 1e-9)))
+            at = acct if t == steps else dpsgd_epsilon(q, sigma, t, args.delta, tol=args.tol)
+            lo, hi = at.epsilon_lower, at.epsilon_upper
+            rows.append({"epochs": t * q, "steps": t, "epsilon": _num(hi), "epsilon_lower": _num(lo)})
+            if args.progress:
+                print(f"  {t}/{steps} steps", file=sys.stderr)
+            if t == steps:
+                break
+            k += 1
+        out["rows"] = rows
+    if args.json:
+        return json.dumps(out)
+    head = _table([
+        ("DP-SGD", f"sampling rate {q:.6g}, noise multiplier {sigma:.6g}, {steps} steps "
+                   f"({steps * q:.4g} epochs), delta {args.delta:g}"),
+        ("epsilon", f"{_fmt(out['epsilon'])}  (sound upper bound; exact value >= "
+                    f"{_fmt(out['epsilon_lower'])})"),
+        ("CLT estimate", f"{_fmt(out['clt_epsilon'])}  (mu = {_fmt(out['clt_mu'])}; an "
+                         "approximation, not a bound)"),
+        ("RDP bound", _fmt(out["rdp_epsilon"]))])
+    if not rows:
+        return head
+    table = [f"{'epochs':>10}  {'steps':>10}  {'epsilon':>10}  {'lower':>10}"]
+    table += [f"{r['epochs']:>10.4g}  {r['steps']:>10}  {_fmt(r['epsilon']):>10}  "
+              f"{_fmt(r['epsilon_lower']):>10}" for r in rows]
+    return head + "\n\n" + "\n".join(table)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> str:
+    import time
+
+    from accountant import dpsgd_epsilon
+    from accountant.dpsgd import dpsgd_noise_multiplier, dpsgd_sampling_rate, dpsgd_steps
+
+    eps, delta = args.target_epsilon, args.delta
+    start = time.perf_counter()
+    if args.mechanism is not None:
+        return _calibrate_mechanism(args)
+    if delta is None:
+        raise CliError("calibrate needs --delta")
+    q, sigma, steps = _dpsgd_inputs(args)
+    missing = [n for n, v in (("noise_multiplier", sigma), ("sampling_rate", q), ("steps", steps))
+               if v is None]
+    if len(missing) != 1:
+        raise CliError("give two of --noise-multiplier, the sampling rate (--sampling-rate, or "
+                       "--batch-size and --dataset-size) and --steps (or --epochs); the third is "
+                       "solved for (or give --mechanism gaussian/laplace)")
+    solved = missing[0]
+    if solved == "noise_multiplier":
+        assert q is not None and steps is not None
+        sigma = dpsgd_noise_multiplier(eps, delta, q, steps, rtol=args.rtol)
+    elif solved == "sampling_rate":
+        assert sigma is not None and steps is not None
+        q = dpsgd_sampling_rate(eps, delta, sigma, steps, rtol=args.rtol)
+    else:
+        assert q is not None and sigma is not None
+        steps = dpsgd_steps(eps, delta, q, sigma, rtol=args.rtol)
+    seconds = time.perf_counter() - start
+    out: dict[str, Any] = {"solved_for": solved, "noise_multiplier": sigma, "sampling_rate": q,
+                           "steps": steps, "target_epsilon": eps, "delta": delta,
+                           "seconds": round(seconds, 3)}
+    if steps == 0:
+        out["epsilon"] = None
+    else:
+        assert q is not None and sigma is not None and steps is not None
+        out["epsilon"] = _num(dpsgd_epsilon(q, sigma, steps, delta).epsilon_upper)
+    if args.json:
+        return json.dumps(out)
+    value = out[solved]
+    return _table([
+        (solved.replace("_", " "), f"{value:.6g}" if isinstance(value, float) else str(value)),
+        ("certifies", f"({eps:g}, {delta:g})-DP: sound epsilon {_fmt(out['epsilon'] or 'n/a')} at "
+                      f"sampling rate {q:.6g}, noise multiplier {sigma:.6g}, {steps} steps"),
+        ("time", f"{seconds:.2f} s")])
+
+
+def _calibrate_mechanism(args: argparse.Namespace) -> str:
+    """The least Gaussian sigma or Laplace scale whose exact guarantee implies the target (the
+    real-valued mechanism; the catalogue's lattice release is `Mechanism.calibrated`)."""
+    from accountant import FDP, GDP, ApproxDP, LaplaceTradeoff, PureDP, calibrate
+
+    sens = _positive("--sensitivity", args.sensitivity) or 1.0
+    target = (PureDP(args.target_epsilon) if not args.delta
+              else ApproxDP(args.target_epsilon, args.delta))
+    if args.mechanism == "gaussian":
+        if not args.delta:
+            raise CliError("a Gaussian mechanism is never pure DP: give --delta > 0")
+        value = calibrate(lambda s: GDP(sens / s), target, (sens * 1e-6, sens * 1e6), tol=1e-9)
+        name = "sigma"
+    else:
+        value = calibrate(lambda b: FDP(LaplaceTradeoff(sens / b)), target,
+                          (sens * 1e-6, sens * 1e6), tol=1e-9)
+        name = "scale"
+    out = {"mechanism": args.mechanism, name: value, "sensitivity": sens, "target": str(target)}
+    if args.json:
+        return json.dumps(out)
+    return _table([(f"{args.mechanism} {name}", f"{value:.9g}"), ("sensitivity", f"{sens:g}"),
+                   ("target", str(target)),
+                   ("note", "real-valued noise; mechanisms.Laplace/Gaussian.calibrated gives the "
+                            "float-safe lattice release")])
+
+
+# --------------------------------------------------------------------------- compose SPEC.toml
+
+#: Release kinds of a compose spec file (one per [[release]] table) and what their value is.
+SPEC_KINDS = {**{k: m for k, (m, _) in GUARANTEE_KINDS.items()},
+              "randomized_response": "{eps = EPS, k = K}",
+              "subsampled_gaussian": "{noise_multiplier = S, sampling_rate = Q}"}
+
+
+def _spec_guarantee(i: int, rel: dict[str, Any]) -> tuple[Guarantee, int]:
+    """One ``[[release]]`` table: exactly one kind key, an optional ``count``."""
+    from accountant import PLD, subsampled_gaussian
+
+    where = f"release {i + 1}"
+    kinds = [k for k in rel if k in SPEC_KINDS]
+    unknown = [k for k in rel if k not in SPEC_KINDS and k not in ("count", "label")]
+    if unknown or len(kinds) != 1:
+        raise CliError(f"{where}: give exactly one of {', '.join(SPEC_KINDS)} (and optionally "
+                       f"count, label); got keys {sorted(rel)}")
+    kind, value = kinds[0], rel[kinds[0]]
+    count = rel.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise CliError(f"{where}: count must be an integer >= 1, got {count!r}")
+    try:
+        if kind == "randomized_response":
+            return PLD.randomized_response(float(value["eps"]), int(value.get("k", 2))), count
+        if kind == "subsampled_gaussian":
+            return subsampled_gaussian(float(value["noise_multiplier"]),
+                                       float(value["sampling_rate"])), count
+        body = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        return make_guarantee(kind, body), count
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, CliError):
+            raise CliError(f"{where}: {exc}") from None
+        raise CliError(f"{where} ({kind} = {value!r}): {type(exc).__name__}: {exc}; expected "
+                       f"{SPEC_KINDS[kind]}") from None
+
+
+def read_spec(path: str) -> tuple[list[Guarantee], dict[str, Any]]:
+    """The releases of a TOML spec file (``[[release]]`` tables) and its top-level options
+    (``delta``, ``eps``, ``method``)."""
+    try:
+        tomllib: Any = importlib.import_module("tomllib")
+    except ModuleNotFoundError:  # Python 3.10
+        raise CliError("reading a spec file needs Python >= 3.11 (tomllib)") from None
+    try:
+        with open(path, "rb") as fh:
+            spec = tomllib.load(fh)
+    except OSError as exc:
+        raise CliError(f"cannot read {path!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CliError(f"{path}: not valid TOML: {exc}") from None
+    releases = spec.pop("release", [])
+    extra = sorted(set(spec) - {"delta", "eps", "method"})
+    if extra or not isinstance(releases, list):
+        raise CliError(f"{path}: expected [[release]] tables and optional delta, eps, method; "
+                       f"got {extra or 'release = ' + repr(releases)}")
+    gs: list[Guarantee] = []
+    for i, rel in enumerate(releases):
+        g, k = _spec_guarantee(i, rel)
+        gs.extend([g] * k)
+    return gs, spec
+
+
+def cmd_compose(args: argparse.Namespace) -> str:
+    gs: list[Guarantee] = []
+    if args.spec is not None:
+        gs, opts = read_spec(args.spec)
+        for key in ("delta", "eps"):
+            if getattr(args, key) is None and key in opts:
+                vals = opts[key] if isinstance(opts[key], list) else [opts[key]]
+                setattr(args, key, [_float(key, str(v)) for v in vals])
+        if args.method == "auto" and "method" in opts:
+            if opts["method"] not in METHODS:
+                raise CliError(f"{args.spec}: method must be one of {', '.join(METHODS)}")
+            args.method = opts["method"]
+    args.prefilled = gs
+    return cmd_account(args)
+
+
+def _add_compose(sub: Any) -> None:
+    p = _command(sub, "compose", help="compose the releases of a TOML spec file and/or flags")
+    p.add_argument("spec", nargs="?", metavar="SPEC.toml",
+                   help="[[release]] tables, each one of " + ", ".join(SPEC_KINDS)
+                   + " with an optional count; top-level delta, eps, method")
+    _add_guarantee_args(p)
+    p.add_argument("--method", choices=METHODS, default="auto")
+    p.set_defaults(run=cmd_compose)
+
+
+def _add_dpsgd_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sampling-rate", type=float, metavar="Q", help="Poisson sampling rate")
+    p.add_argument("--batch-size", type=int, metavar="B", help="expected batch size (with --dataset-size)")
+    p.add_argument("--dataset-size", type=int, metavar="N", help="number of records")
+    p.add_argument("--noise-multiplier", "--sigma", type=float, metavar="SIGMA",
+                   help="noise std / clipping norm")
+    p.add_argument("--steps", type=int, metavar="T", help="number of steps")
+    p.add_argument("--epochs", type=float, metavar="E", help="epochs of 1/q steps each")
+
+
+def _add_dpsgd(sub: Any) -> None:
+    p = _command(sub, "dpsgd", help="epsilon of DP-SGD (Poisson-subsampled Gaussian steps)")
+    _add_dpsgd_inputs(p)
+    p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--every", type=float, metavar="EPOCHS", help="a table row every EPOCHS epochs")
+    p.add_argument("--tol", type=float, default=3e-5, help="PLD accuracy target in epsilon")
+    p.add_argument("--progress", action="store_true", help="progress on stderr")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_dpsgd)
+
+
+def _add_calibrate(sub: Any) -> None:
+    p = _command(sub, "calibrate", help="solve DP-SGD's noise multiplier, sampling rate or steps "
+                                        "(or a Gaussian/Laplace noise scale) for a target")
+    p.add_argument("--target-epsilon", type=float, required=True, metavar="EPS")
+    p.add_argument("--delta", type=float, help="target delta (omit for pure DP with --mechanism)")
+    _add_dpsgd_inputs(p)
+    p.add_argument("--mechanism", choices=("gaussian", "laplace"),
+                   help="calibrate a single Gaussian sigma or Laplace scale instead")
+    p.add_argument("--sensitivity", type=float, help="L2 (Gaussian) or L1 (Laplace) sensitivity")
+    p.add_argument("--rtol", type=float, default=1e-3, help="relative precision of the answer")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_calibrate)
+
+
 # ------------------------------------------------------------------------------- parser
 
 
 def _add_guarantee_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pure", action="append", metavar="EPS[xK]", help="eps-DP (K copies)")
-    p.add_argument("--approx", action="append", metavar="EPS,DELTA[xK]", help="(eps, delta)-DP")
-    p.add_argument("--gdp", action="append", metavar="MU[xK]", help="mu-GDP")
-    p.add_argument("--zcdp", action="append", metavar="RHO[xK]", help="rho-zCDP")
+    for kind, (metavar, text) in GUARANTEE_KINDS.items():
+        p.add_argument(f"--{kind}", action="append", metavar=metavar, help=text)
     p.add_argument("--delta", action="append", type=float, metavar="DELTA",
                    help="report epsilon at this delta (repeatable)")
     p.add_argument("--eps", action="append", type=float, metavar="EPS",
@@ -329,8 +676,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_account)
     p = _command(sub, "convert", help="convert one guarantee to another notion")
     _add_guarantee_args(p)
-    p.add_argument("--to", choices=("approx", "gdp", "zcdp"), required=True)
+    p.add_argument("--to", choices=("approx", "gdp", "zcdp"),
+                   help="target notion (default: approx when --delta or --eps is given)")
     p.set_defaults(run=cmd_convert)
+    _add_compose(sub)
+    _add_dpsgd(sub)
+    _add_calibrate(sub)
+
     p = _command(sub, "audit", help="black-box audit of an example mechanism or a callable")
     p.add_argument("example", nargs="?", help="built-in example (see --list)")
     p.add_argument("--list", action="store_true", help="list the built-in examples")
@@ -369,12 +721,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"{where}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except MechanismError as exc:
+    except Exception as exc:
+        from .audit import MechanismError
+
+        if not isinstance(exc, MechanismError):
+            print(f"{where}: error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(f"{where}: the audited code failed: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_AUDITED_CODE_FAILED
-    except Exception as exc:  # the library refusing (or failing on) the input: one line, exit 2
-        print(f"{where}: error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     print(text)
     return int(getattr(args, "status", EXIT_OK))
 
