@@ -139,7 +139,8 @@ def test_inline_laplace_and_gaussian_flags(capsys: pytest.CaptureFixture[str]) -
     ref = compose([FDP(LaplaceTradeoff(0.1))] * 50 + [GDP(0.25)] * 10)
     assert code == 0 and d["epsilon"]["1e-05"] == ref.epsilon(1e-5)
     assert 4.6168 < d["epsilon"]["1e-05"] < 4.6169
-    code, out, _ = run(capsys, "account", "--pure", "0.1x50", "--gaussian", "4x10", "--delta", "1e-5", "--json")
+    code, out, _ = run(capsys, "account", "--pure", "0.1x50", "--gaussian", "4x10", "--delta", "1e-5",
+                       "--json")
     assert json.loads(out)["epsilon"]["1e-05"] > d["epsilon"]["1e-05"] + 0.03
     code, _, err = run(capsys, "account", "--laplace", "0")
     assert code == 2 and "--laplace" in one_line_error(err)
@@ -207,4 +208,5 @@ def test_convert_defaults_and_eps(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and d["epsilon"] == 0.5 and d["delta"] == PureDP(1.0).delta(0.5)
     code, out, _ = run(capsys, "convert", "--gaussian", "2", "--to", "zcdp", "--json")
     assert code == 0 and json.loads(out)["rho"] == pytest.approx(0.125, rel=1e-12)
-    assert math.isfinite(json.loads(run(capsys, "convert", "--gdp", "1", "--delta", "1e-5", "--json")[1])["epsilon"])
+    out = run(capsys, "convert", "--gdp", "1", "--delta", "1e-5", "--json")[1]
+    assert math.isfinite(json.loads(out)["epsilon"])
