@@ -5,4 +5,21 @@ its sensitivity and the guarantee its paper proves; the modules cite their sourc
 ``docs/references.bib``.
 """
 
-__all__: list[str] = []
+from .gradient import NoisyGD, NoisyNewton, default_iterations
+from .inference import BatchFit, PrivateFit, WaldTest, wald_test
+from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
+
+__all__: list[str] = [
+    "BatchFit",
+    "BoundedPsiModel",
+    "HuberLocation",
+    "HuberRegression",
+    "LogisticRegression",
+    "NoisyGD",
+    "NoisyNewton",
+    "PrivateFit",
+    "WaldTest",
+    "default_iterations",
+    "fit_nonprivate",
+    "wald_test",
+]
