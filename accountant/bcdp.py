@@ -342,6 +342,8 @@ def mean_cdp_vector(deltas: Sequence[float], eps: float, q: float, zeta: float) 
             cd = min(round_down(head), dt[-1])
         leak = mpmath.log1p(mpmath.mpf(q) * mpmath.expm1(mpmath.mpf(cd)))
         c = [cd if cd <= x else max(0.0, round_down(mpmath.mpf(x) - leak)) for x in dt[:-1]] + [cd]
+    # an entry that is 0 in exact arithmetic (zeta = 1) comes out of the floats as ~1e-17: make it 0
+    c = [0.0 if x < 1e-12 * dt[-1] else x for x in c]
     qs = (q,) * (len(dt) - 1) + (1.0,)
     return _shrink_to(c, qs, True, tuple(dt))
 

@@ -30,7 +30,7 @@ from .estimators import (
     fit_nonprivate,
     wald_test,
 )
-from .local import RandomizedResponse
+from .local import BCDPMean, DuchiL2, RandomizedResponse
 from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .queries import (
     Count,
@@ -67,6 +67,7 @@ __all__ = [
     "ADJACENCIES",
     "AboveThreshold",
     "Adjacency",
+    "BCDPMean",
     "BatchFit",
     "BoundedPsiModel",
     "Count",
@@ -74,6 +75,7 @@ __all__ = [
     "DiscreteGaussian",
     "DiscreteLaplace",
     "Domain",
+    "DuchiL2",
     "ExponentialMechanism",
     "Gaussian",
     "Histogram",

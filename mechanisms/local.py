@@ -1,23 +1,40 @@
-"""Local randomizers: k-ary randomized response [@warner1965randomized; @kairouz2016extremal]."""
+"""Local randomizers: k-ary randomized response [@warner1965randomized; @kairouz2016extremal], the
+L2-ball channel of Duchi, Jordan & Wainwright [@duchi2013local] and the per-coordinate (BCDP) mean
+of Mechanism 1 [@aliakbarpour2025enhancing]."""
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from functools import cached_property
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
+from scipy import optimize
 
-from accountant import FDP, FiniteLossTradeoff, Guarantee, PureDP
-from accountant.validation import check_real
+from accountant import (
+    BCDP,
+    FDP,
+    CoordinateDP,
+    FiniteLossTradeoff,
+    Guarantee,
+    LocalDP,
+    PureDP,
+    baseline_zeta,
+    cdp_to_bcdp,
+    mean_cdp_vector,
+)
+from accountant.validation import as_float_array, check_count, check_real, check_reals
 
 from .base import Mechanism, OutputSpec, check_rng, check_size
 from .samplers import bernoulli_exp_neg_vec
 
-__all__ = ["RandomizedResponse"]
+__all__ = ["BCDPMean", "ChannelFactory", "DuchiL2", "RandomizedResponse", "VectorChannel"]
 
 #: The sampler's log-odds of flipping lie on the lattice 2^-LOG_ODDS_BITS Z ...
 LOG_ODDS_BITS = 56
@@ -166,3 +183,305 @@ class RandomizedResponse(Mechanism):
             raise ValueError("eps = 0: the reports carry no information")
         counts = np.bincount(y, minlength=self.k).astype(np.float64)
         return (counts - y.size * q) / (p - q)
+
+
+# --- the L2-ball channel and the per-coordinate mean [@aliakbarpour2025enhancing] -------------
+
+#: Draws of ``rng.integers(0, 2^53)``: a double p in [1/2, 1] is a multiple of 2^-53, so
+#: ``U < p 2^53`` is exactly Bern(p).
+_DYADIC = 2**53
+
+
+def _bernoulli_upper_half(rng: np.random.Generator, p: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Exact Bern(p) for doubles p in [1/2, 1] (each is k 2^-53 with k an integer)."""
+    k = (p * _DYADIC).astype(np.int64)  # exact: p 2^53 is an integer below 2^53 + 1
+    return np.asarray(rng.integers(0, _DYADIC, size=p.shape, dtype=np.int64) < k)
+
+
+def _mean_abs_coordinate(k: int) -> float:
+    """m_k = E|U_1| for U uniform on the unit sphere of R^k: Gamma(k/2) / (sqrt(pi) Gamma((k+1)/2))."""
+    return math.exp(math.lgamma(k / 2) - math.lgamma((k + 1) / 2)) / math.sqrt(math.pi)
+
+
+@dataclass(frozen=True)
+class DuchiL2(Mechanism):
+    """The alpha-LDP channel of Duchi, Jordan & Wainwright for records in the L2 ball of radius r in
+    R^k [@duchi2013local; @aliakbarpour2025enhancing, Mechanism 2], unbiased.
+
+    v_t = +- r v/||v|| with P(+) = 1/2 + ||v||/(2r) (so E v_t = v); then Z uniform on the sphere of
+    radius B, in the hemisphere {z . v_t > 0} with probability p = e^alpha/(1 + e^alpha), else the
+    other one. With m_k = E|U_1| (``_mean_abs_coordinate``) E[Z | v_t] = B (2p - 1) m_k v_t/r, so the
+    unbiased radius is B = r / ((2p - 1) m_k) = r (e^alpha + 1)/(e^alpha - 1) sqrt(pi)
+    Gamma((k+1)/2)/Gamma(k/2): half the radius printed in the box of Mechanism 2 (``printed_radius``,
+    whose output has mean 2v). E[Z_j^2] = B^2/k whatever v (Z_j^2 is even and the two hemispheres
+    are mirror images), so Var(Z_j) = B^2/k - v_j^2.
+
+    Sampling: the hemisphere coin is the exact binary randomized response of ``RandomizedResponse``
+    (log-odds on a 2^-56 lattice, ``sampling_alpha`` <= alpha, and B uses the p actually sampled);
+    the sign S is an exact Bernoulli of the double 1/2 + ||v||/(2r) (it affects only the mean, not
+    privacy); the direction is a Gaussian vector normalised in floats and then reflected into the
+    chosen hemisphere, so the law of {u, -u} does not depend on v and each output z has probability
+    p or 1 - p times that of its pair: the float law is sampling_alpha-LDP.
+    """
+
+    alpha: float
+    radius: float
+    dim: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "alpha", check_real("alpha", self.alpha, low=0.0, high=700.0,
+                                                     low_open=True))
+        object.__setattr__(self, "radius", check_real("radius", self.radius, low=0.0,
+                                                      high=1e150, low_open=True))
+        object.__setattr__(self, "dim", check_count("dim", self.dim, low=1, high=10**6))
+
+    @cached_property
+    def _coin(self) -> RandomizedResponse:
+        return RandomizedResponse(2, self.alpha)
+
+    @property
+    def sampling_alpha(self) -> float:
+        """The LDP level of the law sampled (<= alpha)."""
+        return self._coin.sampling_eps
+
+    @cached_property
+    def sphere_radius(self) -> float:
+        """The unbiased B for the hemisphere probability actually sampled."""
+        lam = float(self._coin.flip_log_odds)  # = -sampling_alpha
+        return self.radius / (math.tanh(-lam / 2.0) * _mean_abs_coordinate(self.dim))
+
+    @property
+    def printed_radius(self) -> float:
+        """B as printed in [@aliakbarpour2025enhancing, Mechanism 2]: 2 ``sphere_radius`` (biased)."""
+        k, a = self.dim, self.alpha
+        return (math.sqrt(math.pi) * k * self.radius / math.tanh(a / 2.0)
+                * math.exp(math.lgamma((k + 1) / 2) - math.lgamma(k / 2 + 1)))
+
+    def coordinate_variance_bound(self) -> float:
+        """max over the ball of Var(Z_j) = B^2/k (attained at v_j = 0)."""
+        return self.sphere_radius**2 / self.dim
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(1)
+
+    def guarantee(self) -> Guarantee:
+        return LocalDP(self.alpha)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("continuous", (self.dim,),
+                          f"a point on the sphere of radius {self.sphere_radius:.6g}")
+
+    def _records(self, data: ArrayLike) -> NDArray[np.float64]:
+        x = as_float_array("data", data)
+        if x.shape[-1:] != (self.dim,) or x.ndim > 2:
+            raise ValueError(f"data must have shape ({self.dim},) or (n, {self.dim}), got {x.shape}")
+        norms = np.linalg.norm(x.reshape(-1, self.dim), axis=1)
+        if not np.isfinite(norms).all() or (norms > self.radius * (1 + 1e-12)).any():
+            raise ValueError(f"records must lie in the L2 ball of radius {self.radius}; largest norm "
+                             f"{float(norms.max()):.6g}")
+        return x
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        x = self._records(data)
+        v = np.broadcast_to(x.reshape(-1, self.dim), (m, x.size // self.dim, self.dim))
+        v = v.reshape(-1, self.dim)
+        rows = v.shape[0]
+        norm = np.linalg.norm(v, axis=1)
+        p_plus = np.minimum(0.5 + norm / (2.0 * self.radius), 1.0)
+        sign_v = np.where(_bernoulli_upper_half(rng, p_plus), 1.0, -1.0)
+        direction = np.zeros_like(v)
+        live = norm > 0
+        direction[live] = v[live] / norm[live, None]
+        direction[~live, 0] = 1.0  # v = 0: a fixed axis, the fair sign S makes the mean 0
+        direction *= sign_v[:, None]
+        g = rng.standard_normal((rows, self.dim))
+        gn = np.linalg.norm(g, axis=1)
+        while (gn == 0).any():  # probability 0, but a direction needs a non-zero vector
+            bad = gn == 0
+            g[bad] = rng.standard_normal((int(bad.sum()), self.dim))
+            gn = np.linalg.norm(g, axis=1)
+        u = g / gn[:, None]
+        side = np.where(np.einsum("ij,ij->i", u, direction) >= 0.0, 1.0, -1.0)
+        agree = self._coin.sample(np.ones(rows, dtype=np.int64), rng) == 1
+        z = (self.sphere_radius * np.where(agree, side, -side))[:, None] * u
+        return np.asarray(z.reshape((m, *x.shape)), dtype=np.float64)
+
+    def sample(self, data: ArrayLike, rng: np.random.Generator, size: int | None = None) -> Any:
+        """Privatise each record (shape (k,) or (n, k)); ``size`` stacks independent outputs."""
+        rng = check_rng(rng)
+        out = self._sample(data, rng, check_size(size))
+        return out[0] if size is None else out
+
+
+class VectorChannel(Protocol):
+    """What Mechanism 1 needs of an LDP channel: unbiased outputs and a per-coordinate variance bound."""
+
+    def sample(self, data: ArrayLike, rng: np.random.Generator, size: int | None = None) -> Any: ...
+
+    def coordinate_variance_bound(self) -> float: ...
+
+    def guarantee(self) -> Guarantee: ...
+
+
+#: Builds an alpha-LDP channel for records in the L2 ball of radius r in R^k: (alpha, r, k).
+ChannelFactory = Callable[[float, float, int], VectorChannel]
+
+ZetaRule = Literal["minimax", "paper"]
+
+
+@dataclass(frozen=True)
+class BCDPMean(Mechanism):
+    """M_mean [@aliakbarpour2025enhancing, Mechanism 1] for records in [-1, 1]^d with a
+    non-decreasing CDP vector c: layer k runs the (c_k - c_{k-1})-LDP ``channel`` on x_{k:d} (radius
+    sqrt(d - k + 1)); coordinate i is estimated by the w-weighted mean of the layers k <= i,
+    w_k = (c_k - c_{k-1})^2/(d - k + 1). Layers with a zero increment are not run (a coordinate
+    covered by none is estimated by 0). The release is c-CDP and c_d-LDP (Theorem 2's proof), hence,
+    under priors with dependence bound ``q`` on coordinates 1..d-1 (Assumption 1), BCDP with the
+    vector of Prop. 4 (``guarantee()``). Unbiased whenever every coordinate is covered."""
+
+    c: tuple[float, ...]
+    q: float
+    channel: ChannelFactory = DuchiL2
+
+    def __post_init__(self) -> None:
+        c = check_reals("c", self.c, low=0.0, high=700.0)
+        if not c:
+            raise ValueError("c must have one entry per coordinate, got ()")
+        if any(b < a for a, b in itertools.pairwise(c)):
+            raise ValueError(f"c must be non-decreasing, got {list(c)}")
+        if c[-1] == 0.0:
+            raise ValueError("c must not be all zero (nothing would be released)")
+        object.__setattr__(self, "c", c)
+        object.__setattr__(self, "q", check_real("q", self.q, low=0.0, high=1.0))
+        if not callable(self.channel):
+            raise TypeError("channel must be a callable (alpha, radius, dim) -> channel, got "
+                            f"{self.channel!r}")
+
+    @classmethod
+    def calibrated(cls, target: BCDP, zeta: float | ZetaRule = "minimax", *, n: int | None = None,
+                   channel: ChannelFactory = DuchiL2) -> BCDPMean:
+        """Theorem 2's instance for a target delta-BCDP + eps-LDP (non-decreasing deltas, finite
+        eps; q = the largest of q_1..q_{d-1}, Assumption 1). ``zeta``: a number in [0, 1], "paper" for
+        the heuristic (1 + q)/2 of App. B.1, or "minimax" (default) for the zeta in [0, 1] that
+        minimises ``worst_case_mse(n)`` over [-1, 1]^d for ``n`` users (required: with few users,
+        leaving a coordinate out is cheaper than estimating it); that minimum is never above the
+        baseline's, since
+        ``accountant.baseline_zeta`` makes c = min(delta_1, eps) 1, the min-delta LDP channel."""
+        if not isinstance(target, BCDP):
+            raise TypeError(f"target must be a BCDP guarantee, got {type(target).__name__}")
+        if math.isinf(target.eps):
+            raise ValueError("target.eps must be finite: Mechanism 1 is also eps-LDP (Theorem 2)")
+        q = max(target.qs[:-1], default=0.0)
+        deltas, eps = target.deltas, target.eps
+
+        def build(z: float) -> BCDPMean:
+            return cls(mean_cdp_vector(deltas, eps, q, z), q, channel)
+
+        if zeta == "paper":
+            return build((1.0 + q) / 2.0)
+        if zeta == "minimax":
+            if n is None:
+                raise ValueError("zeta='minimax' needs n, the number of users the mean is taken over")
+            return _minimise_zeta(build, baseline_zeta(deltas, eps, q), check_count("n", n))
+        if isinstance(zeta, str):
+            raise ValueError(f"zeta must be a number in [0, 1], 'paper' or 'minimax', got {zeta!r}")
+        return build(check_real("zeta", zeta, low=0.0, high=1.0))
+
+    @property
+    def dimension(self) -> int:
+        return len(self.c)
+
+    @cached_property
+    def _layers(self) -> tuple[tuple[int, float, VectorChannel], ...]:
+        """(start, weight, channel) of each layer with a positive increment."""
+        out = []
+        prev = 0.0
+        d = self.dimension
+        for k, ck in enumerate(self.c):
+            inc = ck - prev
+            prev = ck
+            if inc > 0:
+                out.append((k, inc * inc / (d - k), self.channel(inc, math.sqrt(d - k), d - k)))
+        return tuple(out)
+
+    def cdp_guarantee(self) -> CoordinateDP:
+        """c-CDP and c_d-LDP (Theorem 2's proof)."""
+        return CoordinateDP(self.c, self.c[-1])
+
+    def guarantee(self) -> Guarantee:
+        """The BCDP vector of Prop. 4 for dependence q on coordinates 1..d-1 (none assumed for d),
+        with the LDP level c_d."""
+        return cdp_to_bcdp(self.cdp_guarantee(), (self.q,) * (self.dimension - 1) + (1.0,))
+
+    def closed_form_guarantee(self) -> Guarantee:
+        return LocalDP(self.c[-1])
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(1)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("continuous", (self.dimension,), "an unbiased estimate of the record")
+
+    def coordinate_variances(self) -> NDArray[np.float64]:
+        """Worst case over [-1, 1]^d of each coordinate's variance for one record: sum_k w_k^2 V_k /
+        (sum_k w_k)^2 over the layers covering it, V_k the channel's ``coordinate_variance_bound``;
+        inf for a coordinate no layer covers (it is estimated by 0, a bias)."""
+        d = self.dimension
+        num, den = np.zeros(d), np.zeros(d)
+        for start, w, ch in self._layers:
+            num[start:] += w * w * ch.coordinate_variance_bound()
+            den[start:] += w
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(np.where(den > 0, num / den**2, math.inf), dtype=np.float64)
+
+    def worst_case_mse(self, n: int) -> float:
+        """max over n records in [-1, 1]^d of E||mean of the n outputs - mean of the records||^2
+        (unprojected): the covered coordinates' variances over n (independent users), plus 1 (the
+        largest squared mean) for each uncovered coordinate."""
+        n = check_count("n", n)
+        v = self.coordinate_variances()
+        return float(v[np.isfinite(v)].sum() / n + np.isinf(v).sum())
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        x = as_float_array("data", data)
+        d = self.dimension
+        if x.shape[-1:] != (d,) or x.ndim > 2 or (np.abs(x) > 1).any():
+            raise ValueError(f"data must be records in [-1, 1]^{d}, shape ({d},) or (n, {d}); got "
+                             f"shape {x.shape}")
+        rows = np.broadcast_to(x.reshape(-1, d), (m, x.size // d, d)).reshape(-1, d)
+        num = np.zeros(rows.shape)
+        den = np.zeros(d)
+        for start, w, ch in self._layers:
+            num[:, start:] += w * np.asarray(ch.sample(rows[:, start:], rng))
+            den[start:] += w
+        est = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        return np.asarray(est.reshape((m, *x.shape)), dtype=np.float64)
+
+    def sample(self, data: ArrayLike, rng: np.random.Generator, size: int | None = None) -> Any:
+        """nu-hat for each record (shape (d,) or (n, d)); ``size`` stacks independent outputs."""
+        rng = check_rng(rng)
+        out = self._sample(data, rng, check_size(size))
+        return out[0] if size is None else out
+
+
+def _minimise_zeta(build: Callable[[float], BCDPMean], z_star: float, n: int) -> BCDPMean:
+    """The instance of least ``worst_case_mse`` over zeta in (0, 1]: a grid of 100 points and
+    zeta* (the baseline), then a bounded scalar search around the best grid point. The objective
+    is piecewise smooth (rule (16) jumps where c_d crosses a delta_i), hence the grid first."""
+    cache: dict[float, BCDPMean] = {}
+
+    def mse(z: float) -> float:
+        if z not in cache:
+            cache[z] = build(z)
+        return cache[z].worst_case_mse(n)
+
+    grid = [i / 100 for i in range(1, 101)] + [z_star]  # zeta = 0 releases nothing when q > 0
+    best = min(grid, key=mse)
+    lo, hi = max(1e-3, best - 0.01), min(1.0, best + 0.01)
+    res = optimize.minimize_scalar(mse, bounds=(lo, hi), method="bounded", options={"xatol": 1e-4})
+    z = float(res.x)
+    return cache[z] if mse(z) < mse(best) else cache[best]
