@@ -5,11 +5,13 @@ its sensitivity and the guarantee its paper proves; the modules cite their sourc
 ``docs/references.bib``.
 """
 
+from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 
 __all__: list[str] = [
+    "BCDPLeastSquares",
     "BatchFit",
     "BoundedPsiModel",
     "HuberLocation",
