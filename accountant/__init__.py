@@ -48,6 +48,7 @@ from .dpsgd import (
     subsampled_gaussian_rdp,
 )
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from .interop import OpacusAccountant, from_dp_event, register_dp_event
 from .ledger import BudgetExceededError, Ledger, Release
 from .ordering import Implication, implication, implies, register_target
 from .pairs import (
@@ -107,6 +108,7 @@ __all__ = [
     "Ledger",
     "LocalDP",
     "LossMoments",
+    "OpacusAccountant",
     "Method",
     "Pair",
     "PiecewiseLinearTradeoff",
@@ -135,6 +137,7 @@ __all__ = [
     "dpsgd_pld",
     "dpsgd_sampling_rate",
     "dpsgd_steps",
+    "from_dp_event",
     "gdp_to_approx_dp",
     "gdp_to_tradeoff",
     "gdp_to_zcdp",
@@ -154,6 +157,7 @@ __all__ = [
     "rdp_to_approx_dp",
     "rdp_to_approx_dp_classic",
     "register_composition",
+    "register_dp_event",
     "register_guarantee",
     "register_target",
     "subsample",

@@ -5,20 +5,39 @@ made on the *composed* guarantee of everything recorded plus the candidate relea
 ``compose`` (closed forms where they exist, the sound PLD bound otherwise): a release is accepted
 only if the sound upper bound stays within the budget, and a refused release leaves the ledger
 unchanged.
+
+Releases that need the numeric accountant (PLDs, f-DP curves, DP-SGD epochs) are also composed
+*incrementally* into pessimistic grid laws (one per direction) on a grid fixed for a horizon of
+steps: recording an epoch is one convolution, not a recomposition of everything so far. Those laws
+give sound upper bounds (any pessimistic grid does); a release they cannot show to fit is checked
+again on the freshly composed PLD, so the incremental path never refuses what the exact one
+accepts. When the steps pass the horizon the laws are rebuilt on a finer grid (horizon x 16).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._numeric import check_count, check_real, hypot_up, sum_up
+from ._numeric import check_count, check_real, hypot_up, smallest_epsilon, sum_up
+from ._pldgrid import GridLaw, compose_laws, self_compose
 from .composition import compose
 from .conversions import gdp_to_zcdp, pure_dp_to_zcdp
-from .guarantees import CLTGDP, GDP, ZCDP, Guarantee, PureDP
+from .guarantees import CLTGDP, FDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .ordering import can_be_target, implication
-from .pld import PLD
+from .pairs import Pair
+from .pld import (
+    DEFAULT_TOL,
+    GRID_CONST,
+    MAX_H,
+    MIN_H,
+    PLD,
+    SOURCE_TAIL_BUDGET,
+    SOURCE_TAIL_MAX,
+    pld_from_guarantee,
+)
 from .serialisation import guarantee_from_dict, guarantee_to_dict
 
 
@@ -64,6 +83,7 @@ class Ledger:
                             f"ApproxDP, GDP, ZCDP, FDP, ...), got {type(budget).__name__}")
         self._budget = budget
         self._releases: tuple[Release, ...] = ()
+        self._running: _RunningLaws | None = None
         for r in releases:
             self.record(r.guarantee, r.count, r.label)
 
@@ -80,13 +100,14 @@ class Ledger:
         """Record a release; raise ``BudgetExceededError`` (ledger unchanged) if over budget."""
         release = Release(guarantee, count, label)
         candidate = (*self._releases, release)
-        if self._budget is not None:
+        running = _RunningLaws.extend(self._running, candidate)
+        if self._budget is not None and not (running is not None and running.fits(self._budget)):
             spent = implication(_compose(candidate), self._budget)
             if not spent.holds:
                 raise BudgetExceededError(
                     f"release {label or type(guarantee).__name__!r} (x{count}) would exceed the "
                     f"budget {self._budget}: spent would be {spent.detail}")
-        self._releases = candidate
+        self._releases, self._running = candidate, running
         return release
 
     # ----- reporting --------------------------------------------------------------------------
@@ -96,8 +117,11 @@ class Ledger:
 
     def spent_epsilon(self, delta: float) -> float:
         """Sound upper bound on the spent epsilon at delta."""
+        delta = check_real("delta", delta, low=0.0, high=1.0)
+        if self._running is not None:  # incremental, as accurate as a fresh PLD on its horizon
+            return self._running.epsilon(delta)
         g = self.spent()
-        return 0.0 if g is None else g.epsilon(check_real("delta", delta, low=0.0, high=1.0))
+        return 0.0 if g is None else g.epsilon(delta)
 
     def spent_gdp_mu(self) -> float | None:
         """mu when every release is GDP (mu's add in quadrature), else None."""
@@ -171,6 +195,7 @@ class Ledger:
                 raise BudgetExceededError(f"the ledger is already over its budget {budget}: "
                                           f"spent is {spent.detail}")
         ledger._releases = releases
+        ledger._running = _RunningLaws.extend(None, releases)
         return ledger
 
     def __len__(self) -> int:
@@ -199,3 +224,75 @@ def _compose(releases: tuple[Release, ...]) -> Guarantee:
         else:
             gs.extend([g] * r.count)
     return compose(gs)
+
+
+def _numeric(g: Guarantee) -> bool:
+    """Whether a release is composed by the numeric accountant (no closed form)."""
+    return isinstance(g, (PLD, FDP))
+
+
+class _RunningLaws:
+    """Pessimistic grid laws (remove, add) of every recorded release, on a grid fixed for a
+    horizon of steps; ``extend`` convolves the new releases in (see the module docstring)."""
+
+    def __init__(self, horizon: int) -> None:
+        self.horizon = horizon
+        h = min(max(math.sqrt(DEFAULT_TOL / (GRID_CONST * horizon)), MIN_H), MAX_H)
+        self.h, self.max_level = h, max(0, int(math.log2(MAX_H / h)))
+        self.tail = min(SOURCE_TAIL_MAX, SOURCE_TAIL_BUDGET / horizon)
+        self.laws: dict[str, GridLaw] = {}
+        #: the self-composed law of each (pair, count, direction) met on this grid
+        self.cache: dict[tuple[Pair, int, str], GridLaw] = {}
+        self.steps = 0
+        self.done = 0  # releases composed in
+
+    @staticmethod
+    def extend(current: _RunningLaws | None, releases: tuple[Release, ...]) -> _RunningLaws | None:
+        """The laws of ``releases`` (the first ``current.done`` of which are in ``current``), or
+        None when no release needs the numeric accountant. ``current`` is not modified."""
+        if not any(_numeric(r.guarantee) for r in releases):
+            return None
+        factors = [(pair, c * r.count) for r in releases
+                   for pair, c in pld_from_guarantee(r.guarantee).factors]
+        steps = sum(c for _, c in factors)
+        if current is None or steps > current.horizon:  # (re)build on a grid for 16x the steps
+            out, new = _RunningLaws(max(1000, 16 * steps)), factors
+        else:
+            done = sum(len(pld_from_guarantee(r.guarantee).factors) for r in releases[:current.done])
+            out, new = current._copy(), factors[done:]
+        for direction in ("remove", "add"):
+            laws = [out._law(pair, c, direction) for pair, c in new]
+            if direction in out.laws:
+                laws.insert(0, out.laws[direction])
+            out.laws[direction] = compose_laws(laws)
+        out.steps, out.done = steps, len(releases)
+        return out
+
+    def _law(self, pair: Pair, count: int, direction: str) -> GridLaw:
+        key = (pair, count, direction)
+        if key not in self.cache:
+            d = pair.direction("add" if direction == "add" else "remove")
+            self.cache[key] = self_compose(d.discretize(self.h, True, self.tail), count,
+                                           self.max_level)
+        return self.cache[key]
+
+    def _copy(self) -> _RunningLaws:
+        out = _RunningLaws.__new__(_RunningLaws)
+        out.__dict__.update(self.__dict__, laws=dict(self.laws))
+        return out
+
+    def delta(self, eps: float) -> float:
+        return max(law.delta(eps) for law in self.laws.values())
+
+    def epsilon(self, delta: float) -> float:
+        if delta < max(law.inf for law in self.laws.values()):
+            return math.inf
+        return smallest_epsilon(self.delta, delta)
+
+    def fits(self, budget: Guarantee) -> bool:
+        """Shown (soundly) to fit an (eps, delta) or pure budget; False means "not shown"."""
+        if isinstance(budget, ApproxDP):
+            return self.delta(budget.eps) <= budget.delta_
+        if isinstance(budget, PureDP):
+            return self.delta(budget.eps) <= 0.0
+        return False
