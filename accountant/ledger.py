@@ -195,7 +195,8 @@ class Ledger:
                 raise BudgetExceededError(f"the ledger is already over its budget {budget}: "
                                           f"spent is {spent.detail}")
         ledger._releases = releases
-        ledger._running = _RunningLaws.extend(None, releases)
+        for i in range(len(releases)):  # the grids the ledger had: the same figures after a round trip
+            ledger._running = _RunningLaws.extend(ledger._running, releases[:i + 1])
         return ledger
 
     def __len__(self) -> int:
