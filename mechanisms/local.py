@@ -273,40 +273,40 @@ class DuchiL2(Mechanism):
         return OutputSpec("continuous", (self.dim,),
                           f"a point on the sphere of radius {self.sphere_radius:.6g}")
 
-    def _records(self, data: ArrayLike) -> NDArray[np.float64]:
+    def _records(self, data: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The records as (rows, k) and their norms."""
         x = as_float_array("data", data)
         if x.shape[-1:] != (self.dim,) or x.ndim > 2:
             raise ValueError(f"data must have shape ({self.dim},) or (n, {self.dim}), got {x.shape}")
-        norms = np.linalg.norm(x.reshape(-1, self.dim), axis=1)
+        v = x.reshape(-1, self.dim)
+        norms = np.sqrt(np.einsum("ij,ij->i", v, v))
         if not np.isfinite(norms).all() or (norms > self.radius * (1 + 1e-12)).any():
             raise ValueError(f"records must lie in the L2 ball of radius {self.radius}; largest norm "
                              f"{float(norms.max()):.6g}")
-        return x
+        return v, norms
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        x = self._records(data)
-        v = np.broadcast_to(x.reshape(-1, self.dim), (m, x.size // self.dim, self.dim))
-        v = v.reshape(-1, self.dim)
+        shape = np.shape(data)
+        v, norm = self._records(data)
+        if m > 1:
+            v, norm = np.tile(v, (m, 1)), np.tile(norm, m)
         rows = v.shape[0]
-        norm = np.linalg.norm(v, axis=1)
+        # the sign S of v_t: only its product with the side of the draw matters below
         p_plus = np.minimum(0.5 + norm / (2.0 * self.radius), 1.0)
         sign_v = np.where(_bernoulli_upper_half(rng, p_plus), 1.0, -1.0)
-        direction = np.zeros_like(v)
-        live = norm > 0
-        direction[live] = v[live] / norm[live, None]
-        direction[~live, 0] = 1.0  # v = 0: a fixed axis, the fair sign S makes the mean 0
-        direction *= sign_v[:, None]
         g = rng.standard_normal((rows, self.dim))
-        gn = np.linalg.norm(g, axis=1)
+        gn = np.sqrt(np.einsum("ij,ij->i", g, g))
         while (gn == 0).any():  # probability 0, but a direction needs a non-zero vector
             bad = gn == 0
             g[bad] = rng.standard_normal((int(bad.sum()), self.dim))
-            gn = np.linalg.norm(g, axis=1)
-        u = g / gn[:, None]
-        side = np.where(np.einsum("ij,ij->i", u, direction) >= 0.0, 1.0, -1.0)
+            gn = np.sqrt(np.einsum("ij,ij->i", g, g))
+        # side of g relative to v (the first axis when v = 0); the float dot of -g is exactly minus
+        # that of g, so the decision for the pair {g, -g} is symmetric
+        dot = np.where(norm > 0, np.einsum("ij,ij->i", g, v), g[:, 0])
+        side = np.where(dot >= 0.0, 1.0, -1.0) * sign_v
         agree = self._coin.sample(np.ones(rows, dtype=np.int64), rng) == 1
-        z = (self.sphere_radius * np.where(agree, side, -side))[:, None] * u
-        return np.asarray(z.reshape((m, *x.shape)), dtype=np.float64)
+        z = (self.sphere_radius * np.where(agree, side, -side) / gn)[:, None] * g
+        return np.asarray(z.reshape((m, *shape)), dtype=np.float64)
 
     def sample(self, data: ArrayLike, rng: np.random.Generator, size: int | None = None) -> Any:
         """Privatise each record (shape (k,) or (n, k)); ``size`` stacks independent outputs."""
