@@ -23,7 +23,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import Guarantee, Method, compose
+from accountant import PLD, Guarantee, Method, compose, pld_from_guarantee
 from accountant.validation import check_count
 
 __all__ = ["Mechanism", "OutputSpec", "Pipeline", "check_rng", "check_size"]
@@ -97,19 +97,10 @@ class Mechanism(ABC):
         """log p_data(y) - log p_data2(y), vectorised over outputs stacked on axis 0."""
         raise NotImplementedError(f"{type(self).__name__} has no closed-form output density")
 
-    def pld(self, **kwargs: Any) -> Any:
-        """The privacy-loss distribution of ``guarantee()`` (numeric composition).
-
-        Delegates to ``accountant.pld_from_guarantee``; raises ``NotImplementedError`` while the
-        accountant does not provide it.
-        """
-        import accountant
-
-        fn = getattr(accountant, "pld_from_guarantee", None)
-        if fn is None:
-            raise NotImplementedError("accountant.pld_from_guarantee is not available; "
-                                      "use guarantee() with accountant.compose meanwhile")
-        return fn(self.guarantee(), **kwargs)
+    def pld(self, **kwargs: Any) -> PLD:
+        """The privacy-loss distribution of ``guarantee()`` (``accountant.pld_from_guarantee``), for
+        numeric composition with other releases."""
+        return pld_from_guarantee(self.guarantee(), **kwargs)
 
     def explain(self) -> str:
         """A readable account of the declaration and the guarantee."""

@@ -15,7 +15,7 @@ Bounds, ``n`` and ``d`` may be sympy symbols; ``bind`` substitutes numbers for t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
@@ -252,6 +252,3 @@ class Domain:
             raise ValueError(f"the declaration fixes n = {n} records (replace-one), got {size}")
         if self.adjacency == "add_remove" and size < n:
             raise ValueError(f"the declaration needs at least n = {n} records (add/remove), got {size}")
-
-    def symbols_used(self) -> Sequence[str]:
-        return sorted(str(s) for s in self.free_symbols)

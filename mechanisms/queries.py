@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -635,8 +635,3 @@ class CustomQuery(Query):
 
     def evaluate(self, x: FloatArray) -> FloatArray:
         return np.asarray(self.fn(x), dtype=np.float64).reshape(-1)
-
-
-def query_fields(q: Query) -> list[str]:
-    """Names of a query's dataclass fields (for introspection and tests)."""
-    return [f.name for f in fields(q)]  # type: ignore[arg-type]

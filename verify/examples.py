@@ -234,7 +234,9 @@ class SparseVector:
         not eps-DP (its loss grows with the number of negative answers). Not in the benchmark:
         the default score families do not find its violating event at 10^6 draws.
     Output: one int per query, 1 above, 0 below, -1 not answered (after halting); for
-    "noisy_answer" a float per query, the noisy answer when above and NaN otherwise.
+    "noisy_answer" a float per query, the noisy answer when above and NaN otherwise. Answers,
+    threshold and noise live on the lattice 2^-20 Z (exact discrete Laplace noise, integer
+    comparisons), so the variants differ from the correct one by their algorithm only.
     """
 
     eps: float
@@ -259,16 +261,21 @@ class SparseVector:
             rho_scale, nu_scale = 2.0 / e, 2.0 / e
         else:
             rho_scale, nu_scale = 2.0 / e, 4.0 * c / e
-        rho = np.zeros(n) if v == "no_threshold_noise" else rng.laplace(0.0, rho_scale, n)
+        # exact discrete Laplace noise on the lattice GRID * Z, compared in integer arithmetic
+        qi = to_lattice(q, GRID_EXPONENT)
+        thr = int(to_lattice(np.array([self.threshold]), GRID_EXPONENT)[0])
+        rho = np.zeros(n, dtype=np.int64) if v == "no_threshold_noise" else \
+            two_sided_geometric(rng, rho_scale / GRID, (n,))
         out = np.full((n, q.size), -1, dtype=np.int64)
         answers = np.full((n, q.size), np.nan)
         count = np.zeros(n, dtype=np.int64)
         for i in range(q.size):
             active = np.ones(n, dtype=bool) if v == "no_halting" else count < c
-            nu = np.zeros(n) if v == "no_query_noise" else rng.laplace(0.0, nu_scale, n)
-            above = q[i] + nu >= self.threshold + rho
+            nu = np.zeros(n, dtype=np.int64) if v == "no_query_noise" else \
+                two_sided_geometric(rng, nu_scale / GRID, (n,))
+            above = qi[i] + nu >= thr + rho
             out[:, i] = np.where(active, above.astype(np.int64), -1)
-            answers[:, i] = np.where(active & above, snap(q[i] + nu), np.nan)
+            answers[:, i] = np.where(active & above, on_lattice(qi[i] + nu), np.nan)
             count += active & above
         return _shape_out(answers if v == "noisy_answer" else out, size)
 
@@ -400,8 +407,9 @@ def cases() -> list[Case]:
         Case("svt unscaled query noise (Alg. 4) c=3", SparseVector(1.0, c=3, variant="unscaled_query_noise"),
              [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), (1 + 6 * 3) / 4, True),
         Case("svt no threshold noise", SparseVector(1.0, variant="no_threshold_noise"),
-             [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), 2.5, True,
-             "true eps on the pairs: all 10 answers below, e^(10/4)"),
+             [(svt_q[:6], svt_q2[:6]), (svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), 2.5, True,
+             "true eps on the pairs: all 10 answers below, e^(10/4); the 6-query pair's witness "
+             "(all below, e^(6/4)) has probability 2^-6 from the first input, found at 10^5 draws"),
         Case("noisy max returning value (5 queries)", ReportNoisyMax(1.0, "laplace", return_value=True),
              [([0.0] * 5, [1.0] * 5)], PureDP(1.0), 5.0, True),
         Case("sum with wrong sensitivity", NoisySum(1.0, assumed_sensitivity=1.0),
