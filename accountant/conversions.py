@@ -9,7 +9,7 @@ from functools import singledispatch
 import mpmath
 
 from ._numeric import check_real, check_reals, round_up, sum_up
-from .guarantees import CLTGDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, rdp_classic_epsilon
+from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, rdp_classic_epsilon
 from .tradeoff import GaussianTradeoff, profile_to_tradeoff, tradeoff_to_profile
 
 __all__ = [
@@ -24,7 +24,9 @@ __all__ = [
     "randomized_response_renyi",
     "rdp_to_approx_dp",
     "rdp_to_approx_dp_classic",
+    "to_gdp",
     "to_rdp",
+    "to_zcdp",
     "tradeoff_to_profile",
     "zcdp_to_approx_dp",
     "zcdp_to_rdp",
@@ -229,3 +231,61 @@ def _(g: CLTGDP) -> RDP:
 @to_rdp.register
 def _(g: PureDP) -> RDP:
     return pure_dp_to_rdp(g.eps)
+
+
+def _refuse_approximation(g: CLTGDP) -> None:
+    raise ValueError(f"{g} is an approximation, not a bound: it implies no guarantee; "
+                     "convert its .rigorous() guarantee instead")
+
+
+@singledispatch
+def to_gdp(g: Guarantee) -> GDP:
+    """The least mu-GDP that ``g`` implies in closed form (register more types with
+    ``to_gdp.register``); a TypeError when none is known (compare curves with ``implies`` then)."""
+    raise TypeError(f"no closed-form GDP is known for {type(g).__name__}")
+
+
+@to_gdp.register
+def _(g: GDP) -> GDP:
+    if isinstance(g, CLTGDP):
+        _refuse_approximation(g)
+    return g
+
+
+@to_gdp.register
+def _(g: FDP) -> GDP:
+    if type(g.tradeoff) is not GaussianTradeoff:
+        raise TypeError(f"no closed-form GDP is known for f-DP with {g.tradeoff!r}")
+    return GDP(g.tradeoff.mu)
+
+
+@to_gdp.register
+def _(g: PureDP) -> GDP:
+    return pure_dp_to_gdp(g.eps)
+
+
+@singledispatch
+def to_zcdp(g: Guarantee) -> ZCDP:
+    """The least rho-zCDP that ``g`` implies in closed form [@bun2016concentrated, Prop. 1.4]
+    (register more types with ``to_zcdp.register``); a TypeError when none is known."""
+    raise TypeError(f"no zCDP bound is known for {type(g).__name__}")
+
+
+@to_zcdp.register
+def _(g: ZCDP) -> ZCDP:
+    return g
+
+
+@to_zcdp.register
+def _(g: GDP) -> ZCDP:
+    return gdp_to_zcdp(to_gdp(g).mu)
+
+
+@to_zcdp.register
+def _(g: FDP) -> ZCDP:
+    return gdp_to_zcdp(to_gdp(g).mu)
+
+
+@to_zcdp.register
+def _(g: PureDP) -> ZCDP:
+    return pure_dp_to_zcdp(g.eps)

@@ -10,13 +10,12 @@ The ledger, certification and calibration all ask this one question.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import singledispatch
 
 import numpy as np
 
-from .conversions import pure_dp_to_gdp
+from .conversions import to_gdp, to_zcdp
 from .guarantees import CLTGDP, FDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .tradeoff import GaussianTradeoff, PiecewiseLinearTradeoff, TradeoffFunction
 
@@ -89,42 +88,37 @@ def _approx_dp(g: Guarantee, eps: float, delta: float) -> Implication:
 
 @_implication.register
 def _(target: GDP, g: Guarantee) -> Implication:
-    mu = _gaussian_mu(g)
-    if mu is not None:
-        return Implication(mu <= target.mu, str(g))
-    if type(g) is PureDP:
-        mu = pure_dp_to_gdp(g.eps).mu
-        return Implication(mu <= target.mu, f"mu = {mu:.6g} (Dong, Roth & Su 2022, Sec. 2)")
-    return _curve_above(g.tradeoff, GaussianTradeoff(target.mu), str(target))
+    decided = _via_gdp(g, target.mu, str(target))
+    return decided if decided is not None else _curve_above(g.tradeoff, GaussianTradeoff(target.mu),
+                                                            str(target))
 
 
 @_implication.register
 def _(target: FDP, g: Guarantee) -> Implication:
     f = target.tradeoff
-    mu = _gaussian_mu(g)
-    if mu is not None and isinstance(f, GaussianTradeoff):
-        return Implication(mu <= f.mu, str(g))
+    if type(f) is GaussianTradeoff:
+        decided = _via_gdp(g, f.mu, str(target))
+        if decided is not None:
+            return decided
     return _curve_above(g.tradeoff, f, f"f-DP with f = {f!r}")
 
 
 @_implication.register
 def _(target: ZCDP, g: Guarantee) -> Implication:
-    # mu-GDP is (mu^2/2)-zCDP and eps-DP is (eps^2/2)-zCDP [@bun2016concentrated, Prop. 1.4]
-    if type(g) is ZCDP:
-        rho = g.rho
-    elif type(g) is GDP:
-        rho = math.nextafter(g.mu * g.mu / 2.0, math.inf)
-    elif type(g) is PureDP:
-        rho = math.nextafter(g.eps * g.eps / 2.0, math.inf)
-    else:
+    try:
+        rho = to_zcdp(g).rho
+    except TypeError:
         return Implication(False, f"{g} (no zCDP bound is known for it)")
     return Implication(rho <= target.rho, f"rho = {rho:.6g}")
 
 
-def _gaussian_mu(g: Guarantee) -> float | None:
-    """mu when g's curve is exactly G_mu (a GDP, or an f-DP guarantee with a Gaussian curve)."""
-    curve = g.tradeoff
-    return curve.mu if type(curve) is GaussianTradeoff else None
+def _via_gdp(g: Guarantee, mu_target: float, name: str) -> Implication | None:
+    """Decided by the closed-form GDP of g (``to_gdp``), or None when g has none."""
+    try:
+        mu = to_gdp(g).mu
+    except TypeError:
+        return None
+    return Implication(mu <= mu_target, f"mu = {mu:.6g} against {name}")
 
 
 def _curve_above(curve: TradeoffFunction, f: TradeoffFunction, name: str) -> Implication:

@@ -210,8 +210,7 @@ def cmd_account(args: argparse.Namespace) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> str:
-    from accountant import GDP, ZCDP, PureDP
-    from accountant.conversions import gdp_to_zcdp, pure_dp_to_gdp, pure_dp_to_zcdp
+    from accountant import GDP, ZCDP, to_gdp, to_zcdp
 
     gs = _guarantees(args)
     if len(gs) != 1:
@@ -229,23 +228,17 @@ def cmd_convert(args: argparse.Namespace) -> str:
         out.update(guarantee=f"({eps:.6g}, {delta:.6g})-DP", epsilon=_num(eps), delta=_num(delta))
         rows = [("epsilon", _fmt(out["epsilon"])), ("delta", _fmt(out["delta"]))]
     elif to == "gdp":
-        if isinstance(g, GDP):
-            mu = g.mu
-        elif isinstance(g, PureDP):
-            mu = pure_dp_to_gdp(g.eps).mu
-        else:
-            raise CliError(f"no conversion from {g} to GDP (only pure DP converts)")
+        try:
+            mu = to_gdp(g).mu
+        except TypeError as exc:
+            raise CliError(f"no conversion from {g} to GDP ({exc})") from None
         out.update(guarantee=str(GDP(mu)), mu=mu)
         rows = [("GDP mu", f"{mu:.6g}")]
     else:
-        if isinstance(g, PureDP):
-            rho = pure_dp_to_zcdp(g.eps).rho
-        elif isinstance(g, GDP):
-            rho = gdp_to_zcdp(g.mu).rho
-        elif isinstance(g, ZCDP):
-            rho = g.rho
-        else:
-            raise CliError(f"no conversion from {g} to zCDP")
+        try:
+            rho = to_zcdp(g).rho
+        except TypeError as exc:
+            raise CliError(f"no conversion from {g} to zCDP ({exc})") from None
         out.update(guarantee=str(ZCDP(rho)), rho=rho)
         rows = [("zCDP rho", f"{rho:.6g}")]
     if args.json:
