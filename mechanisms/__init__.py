@@ -17,6 +17,7 @@ from .calibration import (
 )
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
+    DPSGD,
     BatchFit,
     BoundedPsiModel,
     HuberLocation,
@@ -65,6 +66,7 @@ from .statistics import (
 
 __all__ = [
     "ADJACENCIES",
+    "DPSGD",
     "AboveThreshold",
     "Adjacency",
     "BCDPMean",

@@ -9,8 +9,10 @@ from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
+from .sgd import DPSGD
 
 __all__: list[str] = [
+    "DPSGD",
     "BCDPLeastSquares",
     "BatchFit",
     "BoundedPsiModel",

@@ -66,3 +66,11 @@ def floor_eigenvalues(mats: FloatArray, floor: float) -> FloatArray:
     w, v = np.linalg.eigh(mats)
     w = np.maximum(w, floor)
     return np.asarray(np.einsum("rij,rj,rkj->rik", v, w, v), dtype=np.float64)
+
+
+def sum_mechanism(dim: int, l2: float, record_bound: float, sigma: float, name: str) -> Gaussian:
+    """The lattice Gaussian (noise sigma) on the sum of records in [-record_bound, record_bound]^dim
+    whose L2 sensitivity, add/remove one record, is declared ``l2``."""
+    query = CustomQuery(Domain(-record_bound, record_bound, d=dim, adjacency="add_remove"),
+                        lambda v: np.asarray(np.sum(v, axis=0), dtype=np.float64), dim, l2=l2, name=name)
+    return Gaussian(query, sigma)
