@@ -6,7 +6,7 @@ calibrated to a target guarantee. Every mechanism has ``sensitivity``, ``guarant
 ``sample(data, rng, size=None)``.
 """
 
-from .base import Mechanism, OutputSpec, Pipeline, compose_mechanisms
+from .base import BOTTOM, Mechanism, OutputSpec, Pipeline, Refusal, compose_mechanisms, refused
 from .calibration import (
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
@@ -18,14 +18,25 @@ from .calibration import (
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
     DPSGD,
+    ADist,
+    ASamp,
     BatchFit,
     BoundedPsiModel,
+    ExponentialQuantile,
     HuberLocation,
     HuberRegression,
     LogisticRegression,
     NoisyGD,
     NoisyNewton,
+    NoisyThresholdTest,
     PrivateFit,
+    ProposeTestRelease,
+    PTRMedian,
+    ScaleIQR,
+    SmoothSensitivityMedian,
+    SparseMean,
+    SubsampleAndAggregate,
+    TruncatedMean,
     WaldTest,
     default_iterations,
     fit_nonprivate,
@@ -66,7 +77,10 @@ from .statistics import (
 
 __all__ = [
     "ADJACENCIES",
+    "BOTTOM",
     "DPSGD",
+    "ADist",
+    "ASamp",
     "AboveThreshold",
     "Adjacency",
     "BCDPMean",
@@ -79,6 +93,7 @@ __all__ = [
     "Domain",
     "DuchiL2",
     "ExponentialMechanism",
+    "ExponentialQuantile",
     "Gaussian",
     "Histogram",
     "HuberLocation",
@@ -90,16 +105,25 @@ __all__ = [
     "Mechanism",
     "NoisyGD",
     "NoisyNewton",
+    "NoisyThresholdTest",
     "OutputSpec",
+    "PTRMedian",
     "Peeling",
     "Pipeline",
     "PrivateFit",
     "PrivateMax",
+    "ProposeTestRelease",
     "Query",
     "RandomizedResponse",
+    "Refusal",
     "ReportNoisyMax",
+    "ScaleIQR",
     "Sensitivity",
+    "SmoothSensitivityMedian",
+    "SparseMean",
+    "SubsampleAndAggregate",
     "Sum",
+    "TruncatedMean",
     "Variance",
     "VectorQuery",
     "WaldTest",
@@ -125,5 +149,6 @@ __all__ = [
     "laplace_scale",
     "laplace_scale_for",
     "noisy_histogram",
+    "refused",
     "wald_test",
 ]

@@ -17,7 +17,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, final
 
 import numpy as np
 import sympy
@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from accountant import PLD, Guarantee, Method, compose, pld_from_guarantee
 from accountant.validation import check_count
 
-__all__ = ["Mechanism", "OutputSpec", "Pipeline", "check_rng", "check_size"]
+__all__ = ["BOTTOM", "Mechanism", "OutputSpec", "Pipeline", "Refusal", "check_rng", "check_size", "refused"]
 
 OutputKind = Literal["continuous", "discrete", "mixed"]
 #: Most outputs one ``sample`` call draws.
@@ -41,6 +41,45 @@ class OutputSpec:
     kind: OutputKind
     shape: tuple[int, ...]
     support: str = ""
+
+
+@final
+class Refusal:
+    """The refusal ("bottom", written ⊥) of propose-test-release, A_dist, A_samp and the Scale
+    algorithm [@dwork2014algorithmic, Sec. 7.2-7.3]: a value of its own type, never a number or None.
+
+    There is one instance, ``BOTTOM``; it survives pickling (the audit's worker processes) and
+    compares equal only to itself. Vectorised samplers return object arrays whose entries are
+    numbers or ``BOTTOM``; ``refused(outputs)`` gives the boolean mask.
+    """
+
+    __slots__ = ()
+    _instance: ClassVar[Refusal | None] = None
+
+    def __new__(cls) -> Refusal:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "BOTTOM"
+
+    def __reduce__(self) -> str:
+        return "BOTTOM"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: The refusal value (the only ``Refusal``).
+BOTTOM = Refusal()
+
+
+def refused(outputs: Any) -> NDArray[np.bool_]:
+    """Boolean mask of the outputs that are ``BOTTOM`` (one output or an array of them)."""
+    arr = np.asarray(outputs, dtype=object)
+    flat = np.fromiter((o is BOTTOM for o in arr.reshape(-1)), dtype=bool, count=arr.size)
+    return flat.reshape(arr.shape)
 
 
 def check_rng(rng: object) -> np.random.Generator:

@@ -9,21 +9,58 @@ from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
+from .robust import (
+    ExponentialQuantile,
+    PTRMedian,
+    ScaleIQR,
+    SmoothSensitivityMedian,
+    iqr_distance,
+    median_smooth_sensitivity,
+    smooth_sensitivity,
+)
 from .sgd import DPSGD
+from .sparse import SparseMean, TruncatedMean
+from .stability import (
+    ADist,
+    ASamp,
+    NoisyThresholdTest,
+    ProposeTestRelease,
+    SubsampleAndAggregate,
+    distance_to_sensitivity_above,
+    mode_with_distance,
+    order_statistic_local_sensitivity,
+)
 
 __all__: list[str] = [
     "DPSGD",
+    "ADist",
+    "ASamp",
     "BCDPLeastSquares",
     "BatchFit",
     "BoundedPsiModel",
+    "ExponentialQuantile",
     "HuberLocation",
     "HuberRegression",
     "LogisticRegression",
     "NoisyGD",
     "NoisyNewton",
+    "NoisyThresholdTest",
+    "PTRMedian",
     "PrivateFit",
+    "ProposeTestRelease",
+    "ScaleIQR",
+    "SmoothSensitivityMedian",
+    "SparseMean",
+    "SubsampleAndAggregate",
+    "TruncatedMean",
     "WaldTest",
     "default_iterations",
+    "distance_to_sensitivity_above",
     "fit_nonprivate",
+    "iqr_distance",
+    "median_smooth_sensitivity",
+    "mode_with_distance",
+    "order_statistic_local_sensitivity",
+    "smooth_sensitivity",
     "wald_test",
 ]

@@ -1,0 +1,487 @@
+"""Robust statistics: smooth sensitivity [@nissim2007smooth] and the smooth-sensitivity median
+[@avellamedina2025differentially, "noise calibration with smooth sensitivity"], the PTR median
+[@avellamedina2025differentially, "propose-test-release"; @dwork2009differential], the exponential
+mechanism for medians and quantiles [@mcsherry2007mechanism], and the Scale algorithm for the
+interquartile range [@dwork2014algorithmic, Alg. 12].
+
+Float safety of the smooth-sensitivity release. The noise scale sigma(x) depends on the data, so it
+cannot choose the lattice (the lattice would reveal it). The lattice is public: gamma = 2^e with e =
+floor(log2 tau) - 12 for a public resolution tau (default (upper - lower) 2^-24), and the release is
+
+    gamma * (round(m(x)/gamma) + N),   N ~ N_Z(0, s2(x)),  s2(x) = ceil(sigma(x)^2 / gamma^2),
+    sigma(x) = (S(x) + tau) / alpha,
+
+with S the xi-smooth sensitivity. Every output is a multiple of gamma for every input. The analysis of
+[@nissim2007smooth, Lemma 2.5, 2.10] (sliding by at most alpha sigma, dilation by at most e^xi) carries
+over: the rounded medians of neighbours differ by at most LS(x) + gamma <= S(x) + tau = alpha sigma(x)
+lattice units of gamma; (S + tau) is xi-smooth when S is; the discrete Gaussian has the continuous
+one's log-ratio at every lattice point and sub-Gaussian tails [@canonne2020discrete, Prop. 19]; its
+normalisers satisfy |Z(s)/sqrt(2 pi s) - 1| <= 2 e^(-2 pi^2 s) and the ceiling changes s2 by a
+relative 2^-24 at most (s2 >= 2^24), both absorbed by using xi (1 - 2^-10) in place of xi.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+import sympy
+from numpy.typing import ArrayLike, NDArray
+
+from accountant import ApproxDP, Guarantee, PureDP
+from accountant.validation import as_float_array, check_count, check_real
+
+from ..noise import Laplace
+from ..base import BOTTOM, Mechanism, OutputSpec
+from ..domain import Domain
+from ..queries import CustomQuery
+from ..samplers import bernoulli_exp_neg_vec, discrete_gaussian_array, floor_log2, from_lattice, to_lattice
+from ..selection import ExponentialMechanism, _ValueLattice
+from .stability import (
+    NoisyThresholdTest,
+    ProposeTestRelease,
+    _padded,
+    check_delta,
+    check_eps,
+    distance_to_sensitivity_above,
+    float_up,
+    object_outputs,
+    sum_up,
+)
+
+__all__ = [
+    "ExponentialQuantile",
+    "PTRMedian",
+    "ScaleIQR",
+    "SmoothSensitivityMedian",
+    "iqr_distance",
+    "median_smooth_sensitivity",
+    "smooth_sensitivity",
+]
+
+FloatArray = NDArray[np.float64]
+#: Relative slack kept from xi for the lattice rounding of the release (module docstring).
+XI_SLACK = 2.0**-10
+#: The release lattice is 2^-LATTICE_BITS finer than the resolution tau.
+LATTICE_BITS = 12
+
+
+def _check_bounds(lower: float, upper: float) -> tuple[float, float]:
+    lo = check_real("lower", lower, low=-1e150, high=1e150)
+    hi = check_real("upper", upper, low=-1e150, high=1e150)
+    if not lo < hi:
+        raise ValueError(f"lower must be < upper, got lower = {lower!r}, upper = {upper!r}")
+    return lo, hi
+
+
+def _rank(n: int, q: float) -> int:
+    """The 1-based rank max(1, ceil(q n)) of the q-quantile (the lower median for q = 1/2)."""
+    return max(1, math.ceil(Fraction(q) * n))
+
+
+def smooth_sensitivity(ls_at_distance: Any, xi: float, k_max: int, global_bound: float,
+                       chunk: int = 256) -> float:
+    """S_xi(x) = max_{0 <= k <= k_max} e^(-k xi) A^(k)(x) [@nissim2007smooth, Def. 2.2, Prop. 2.4] for a
+    user-supplied, vectorised ``ls_at_distance(k_array)`` = A^(k)(x) (the largest local sensitivity at
+    distance <= k). Terms with e^(-k xi) global_bound <= the running maximum are skipped (A^(k) <=
+    global_bound), so the work is O(log(global_bound / S) / xi) evaluations of A."""
+    xi = check_real("xi", xi, low=0.0, high=1e6, low_open=True)
+    k_max = check_count("k_max", k_max, low=0, high=2**62)
+    best = 0.0
+    start = 0
+    while start <= k_max:
+        if best > 0 and math.exp(-start * xi) * global_bound <= best:
+            break
+        ks = np.arange(start, min(k_max, start + chunk - 1) + 1)
+        vals = np.exp(-ks * xi) * np.asarray(ls_at_distance(ks), dtype=np.float64)
+        best = max(best, float(vals.max()))
+        start += chunk
+    return best
+
+
+def median_smooth_sensitivity(x: ArrayLike, xi: float, lower: float, upper: float,
+                              rank: int | None = None) -> float:
+    """The xi-smooth sensitivity of the rank-th order statistic (default: the lower median) of data
+    clipped to [lower, upper], exactly, by the O(n log n) algorithm of [@nissim2007smooth, Sec. 3.1]:
+    S = max over i <= rank <= j, i < j of (x_j - x_i) e^(-xi (j - i - 1)) (x_0 = lower, x_{n+1} = upper).
+    The maximising j is non-decreasing in i (the objective log(x_j - x_i) - xi j is Monge), so a
+    divide and conquer over i; pairs with j - i - 1 > log((upper - lower)/LS)/xi are never better
+    than the local sensitivity and are pruned."""
+    lo, hi = _check_bounds(lower, upper)
+    xi = check_real("xi", xi, low=0.0, high=1e6, low_open=True)
+    xs = _padded(x, lo, hi)
+    n = xs.size - 2
+    r = _rank(n, 0.5) if rank is None else check_count("rank", rank, low=1, high=n)
+    ls0 = float(max(xs[r] - xs[r - 1], xs[r + 1] - xs[r]))
+    ratio = (hi - lo) / ls0 if ls0 > 0 else math.inf
+    reach = n + 1 if not ratio < 2.0**1000 else min(n + 1, int(math.log(ratio) / xi) + 2)
+    i_lo, j_hi = max(0, r - reach), min(n + 1, r + reach)
+    best = ls0
+    stack = [(i_lo, r, r, j_hi)]
+    while stack:
+        a, b, c, d = stack.pop()
+        if a > b:
+            continue
+        i = (a + b) // 2
+        js = np.arange(max(c, i + 1), d + 1)
+        if js.size == 0:
+            stack.append((a, i - 1, c, d))
+            continue
+        vals = (xs[js] - xs[i]) * np.exp(-xi * (js - i - 1))
+        jbest = int(js[int(np.argmax(vals))])
+        best = max(best, float(vals.max()))
+        stack.append((a, i - 1, c, jbest))
+        stack.append((i + 1, b, jbest, d))
+    return best
+
+
+@dataclass(frozen=True)
+class SmoothSensitivityMedian(Mechanism):
+    """The smooth-sensitivity median (or q-quantile) with Gaussian noise [@nissim2007smooth, Sec. 2-3;
+    @avellamedina2025differentially]: data clipped to [lower, upper], xi = eps / (4 (1 + 2 ln(2/delta)))
+    (the slides' xi <= eps/(4(p + 2 log(2/delta))) with p = 1), alpha = eps / (5 sqrt(2 ln(2/delta)))
+    [@nissim2007smooth, Lemma 2.10: the Gaussian is (alpha, beta)-admissible for beta = eps/(4(1 +
+    ln(2/delta))) >= xi], released as m(x) + (S_xi(x) + tau)/alpha Z on the public lattice of the
+    module docstring. Guarantee ``ApproxDP(eps, delta)`` [@nissim2007smooth, Lemma 2.6].
+
+    ``xi`` overrides the smoothing parameter (a value above the one above voids the guarantee; the
+    tests audit such a broken instance).
+    """
+
+    lower: float
+    upper: float
+    n: int
+    eps: float
+    delta: float
+    q: float = 0.5
+    resolution: float | None = None
+    xi: float | None = None
+
+    def __post_init__(self) -> None:
+        lo, hi = _check_bounds(self.lower, self.upper)
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**9))
+        object.__setattr__(self, "eps", check_eps(self.eps))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        object.__setattr__(self, "q", check_real("q", self.q, low=0.0, high=1.0, low_open=True,
+                                                 high_open=True))
+        if self.resolution is not None:
+            object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
+                                                              high=hi - lo, low_open=True))
+        if self.xi is not None:
+            object.__setattr__(self, "xi", check_real("xi", self.xi, low=0.0, high=1e6, low_open=True))
+
+    @property
+    def smoothing(self) -> float:
+        """xi used for S (the paper's xi less the relative slack ``XI_SLACK``, unless overridden)."""
+        if self.xi is not None:
+            return self.xi
+        return self.eps / (4.0 * (1.0 + 2.0 * math.log(2.0 / self.delta))) * (1.0 - XI_SLACK)
+
+    @property
+    def alpha(self) -> float:
+        """alpha = eps / (5 sqrt(2 ln(2/delta))), rounded down."""
+        a = self.eps / (5.0 * math.sqrt(2.0 * math.log(2.0 / self.delta)))
+        return math.nextafter(a, 0.0)
+
+    @property
+    def tau(self) -> float:
+        return self.resolution if self.resolution is not None else (self.upper - self.lower) * 2.0**-24
+
+    @property
+    def exponent(self) -> int:
+        """e of the public release lattice gamma = 2^e."""
+        return floor_log2(Fraction(self.tau)) - LATTICE_BITS
+
+    @property
+    def rank(self) -> int:
+        return _rank(self.n, self.q)
+
+    @property
+    def sensitivity(self) -> Any:
+        """The global sensitivity of the clipped order statistic (the smooth one is data-dependent)."""
+        return sympy.nsimplify(self.upper) - sympy.nsimplify(self.lower)
+
+    def guarantee(self) -> Guarantee:
+        return ApproxDP(self.eps, self.delta)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("discrete", (), f"2^{self.exponent} Z")
+
+    def _data(self, data: ArrayLike) -> FloatArray:
+        return Domain(self.lower, self.upper, self.n, clip=True).validate(data)
+
+    def smooth_sensitivity(self, data: ArrayLike) -> float:
+        return median_smooth_sensitivity(self._data(data), self.smoothing, self.lower, self.upper, self.rank)
+
+    def lattice_variance(self, data: ArrayLike) -> int:
+        """s2(x) = ceil(((S(x) + tau) / (alpha gamma))^2)."""
+        s = Fraction(self.smooth_sensitivity(data)) + Fraction(self.tau)
+        gamma = Fraction(2) ** self.exponent
+        return math.ceil((s / (Fraction(self.alpha) * gamma)) ** 2)
+
+    def _center_and_variance(self, data: ArrayLike) -> tuple[int, int]:
+        x = self._data(data)
+        center = int(to_lattice(np.array([np.sort(x)[self.rank - 1]]), self.exponent)[0])
+        return center, self.lattice_variance(x)
+
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
+        """log p_data(y) - log p_data2(y) of the two discrete Gaussians on the lattice; the normaliser
+        is sqrt(2 pi s2) within a relative 2 e^(-2 pi^2 s2) (s2 >= 2^24 here)."""
+        k = np.ldexp(np.atleast_1d(np.asarray(y, dtype=np.float64)), -self.exponent)
+        if not np.array_equal(k, np.round(k)):
+            raise ValueError("outputs must lie on the release lattice")
+        (c1, v1), (c2, v2) = self._center_and_variance(data), self._center_and_variance(data2)
+        return np.asarray(-((k - c1) ** 2) / (2.0 * v1) + ((k - c2) ** 2) / (2.0 * v2)
+                          - 0.5 * math.log(v1 / v2), dtype=np.float64)
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        x = self._data(data)
+        stat = np.sort(x)[self.rank - 1]
+        e = self.exponent
+        idx = to_lattice(np.array([stat]), e)[0]
+        noise = discrete_gaussian_array(rng, Fraction(self.lattice_variance(x)), (m,))
+        return from_lattice(idx + noise, e)
+
+
+def _median_query(domain: Domain, rank: int, eta: float) -> CustomQuery:
+    return CustomQuery(domain, lambda v: np.sort(v)[rank - 1], l1=sympy.nsimplify(eta),
+                       name=f"order statistic of rank {rank} (proposed local sensitivity {eta})")
+
+
+def PTRMedian(lower: float, upper: float, n: int, eps: float, delta: float, eta: float,
+              q: float = 0.5, threshold: float | None = None) -> ProposeTestRelease:
+    """The PTR median (q-quantile) of [@avellamedina2025differentially] (A_eta with a Laplace test,
+    (2 eps, delta)) as a ``ProposeTestRelease``: propose local sensitivity eta; the distance is the
+    number of records to change to reach a dataset whose median has local sensitivity above eta
+    (``distance_to_sensitivity_above``, the sensitivity-1 form of the slides' A_eta); the test
+    refuses unless distance + Lap(1/eps) > threshold (default: the least one with pass probability
+    <= delta at distance 0; the slides use 1 + log(2/delta)/eps for their A_eta); the release is the
+    lattice ``Laplace`` of scale eta/eps. Guarantee ``ApproxDP(eps + eps_release, delta_test)``,
+    eps_release = eps (1 + O(2^-16)) from the lattice."""
+    lo, hi = _check_bounds(lower, upper)
+    n = check_count("n", n, low=1, high=10**9)
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    eta = check_real("eta", eta, low=0.0, high=hi - lo, low_open=True)
+    rank = _rank(n, check_real("q", q, low=0.0, high=1.0, low_open=True, high_open=True))
+    domain = Domain(lo, hi, n, clip=True)
+    release = Laplace(_median_query(domain, rank, eta), sympy.nsimplify(eta) / sympy.Rational(Fraction(eps)))
+    test = (NoisyThresholdTest.for_delta(eps, delta) if threshold is None
+            else NoisyThresholdTest(eps, threshold))
+
+    def distance(x: FloatArray) -> float:
+        return float(distance_to_sensitivity_above(domain.validate(x), rank, eta, lo, hi))
+
+    return ProposeTestRelease(distance, release, test)
+
+
+#: Proposals drawn per pending output in one round of the exponential-mechanism sampler.
+EM_BATCH = 2048
+
+
+@dataclass(frozen=True)
+class ExponentialQuantile(Mechanism):
+    """The exponential mechanism for the q-quantile [@mcsherry2007mechanism; @avellamedina2025differentially,
+    "exponential mechanism"]: candidates are the ``bins`` midpoints c_r of a public grid of [lower,
+    upper], utility u(x, c) = -|#{i : x_i <= c} - q n| (sensitivity 1 under replace-one), output c_r
+    with probability proportional to exp(eps u / 2). ``PureDP(eps)``.
+
+    Sampled exactly by ``ExponentialMechanism``'s lattice law (its docstring); proposals are drawn in
+    batches (the first accepted proposal of an i.i.d. sequence has the same law as one at a time).
+    """
+
+    lower: float
+    upper: float
+    n: int
+    eps: float
+    q: float = 0.5
+    bins: int = 4096
+
+    def __post_init__(self) -> None:
+        lo, hi = _check_bounds(self.lower, self.upper)
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**9))
+        object.__setattr__(self, "eps", check_eps(self.eps))
+        object.__setattr__(self, "q", check_real("q", self.q, low=0.0, high=1.0, low_open=True,
+                                                 high_open=True))
+        object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=2**24))
+
+    @property
+    def candidates(self) -> FloatArray:
+        w = (self.upper - self.lower) / self.bins
+        return np.asarray(self.lower + (np.arange(self.bins) + 0.5) * w, dtype=np.float64)
+
+    @property
+    def mechanism(self) -> ExponentialMechanism:
+        domain = Domain(self.lower, self.upper, self.n, clip=True)
+        cands = self.candidates
+        target = Fraction(self.q) * self.n
+
+        def utility(v: FloatArray) -> FloatArray:
+            below = np.searchsorted(np.sort(v), cands, side="right")
+            return np.asarray(-np.abs(below - float(target)), dtype=np.float64)
+
+        return ExponentialMechanism(CustomQuery(domain, utility, self.bins, linf=1,
+                                                name=f"rank utility of the {self.q}-quantile"), self.eps)
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.Integer(1)
+
+    def guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("discrete", (), f"one of {self.bins} midpoints of [{self.lower}, {self.upper}]")
+
+    def log_probabilities(self, data: ArrayLike) -> FloatArray:
+        """log P(output = c_r) of the law sampled, for every candidate."""
+        return self.mechanism.log_probabilities(data)
+
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
+        c = self.candidates
+        idx = np.searchsorted(c, np.atleast_1d(np.asarray(y, dtype=np.float64)))
+        if (idx >= c.size).any() or not np.array_equal(c[np.minimum(idx, c.size - 1)], np.atleast_1d(y)):
+            raise ValueError("outputs must be candidates of this mechanism")
+        return np.asarray(self.log_probabilities(data)[idx] - self.log_probabilities(data2)[idx])
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        s, d = self.mechanism.sampling_exponents(data)
+        out = np.empty(m, dtype=np.int64)
+        pending = np.arange(m)
+        batch = min(EM_BATCH, 2 * d.size)
+        while pending.size:
+            prop = rng.integers(0, d.size, size=(pending.size, batch))
+            acc = bernoulli_exp_neg_vec(rng, (s.numerator * d[prop]).reshape(-1),
+                                        np.full(prop.size, s.denominator, dtype=np.int64)).reshape(prop.shape)
+            hit = acc.any(axis=1)
+            first = np.argmax(acc, axis=1)
+            out[pending[hit]] = prop[hit, first[hit]]
+            pending = pending[~hit]
+        return self.candidates[out]
+
+
+Threshold = Literal["corrected", "book"]
+
+
+@dataclass(frozen=True)
+class ScaleIQR(Mechanism):
+    """The Scale algorithm for the interquartile range [@dwork2014algorithmic, Alg. 12, Thm 7.1].
+
+    For each discretisation j of log2 IQR into unit bins ([k, k+1), then [k - 1/2, k + 1/2)): A_0 is
+    the number of records to change (replace-one) to move log2 IQR out of its bin, bounded below by
+    the order-statistic box (``iqr_distance``; sensitivity 1); refuse (``BOTTOM``) when A_0 + Lap(1/eps)
+    <= threshold, else release IQR * 2^Z, Z ~ Lap(1/eps) (log2 IQR on a lattice with exact discrete
+    Laplace noise, ``selection._ValueLattice``). Output s^(1) unless refused, else s^(2).
+
+    Thm 7.1 states (4 eps, delta) with threshold 1 + ln(1/delta). Per discretisation the proof gives
+    (2 eps, P(pass | A_0 <= 1)), and with Lap(1/eps) noise P(1 + Lap(1/eps) > 1 + ln(1/delta)) =
+    delta^eps / 2, which exceeds delta / 2 when eps < 1. ``threshold="book"`` keeps the book's
+    threshold and declares the delta it really has; the default ``"corrected"`` picks the least
+    threshold with P(pass | A_0 <= 1) <= delta / 2. ``claimed()`` is the book's (4 eps, delta).
+    """
+
+    eps: float
+    delta: float
+    threshold: Threshold = "corrected"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps", check_eps(self.eps))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        if self.threshold not in ("corrected", "book"):
+            raise ValueError(f"threshold must be 'corrected' or 'book', got {self.threshold!r}")
+
+    @property
+    def test(self) -> NoisyThresholdTest:
+        if self.threshold == "book":
+            return NoisyThresholdTest(self.eps, 1.0 + math.log(1.0 / self.delta))
+        return NoisyThresholdTest.for_delta(self.eps, self.delta / 2.0, bad=1)
+
+    @property
+    def value_lattice(self) -> _ValueLattice:
+        """log2 IQR moves by less than 1 between neighbours that pass; Laplace scale 1/eps."""
+        return _ValueLattice.for_scale(1.0 / self.eps, 1.0)
+
+    @property
+    def sensitivity(self) -> Any:
+        """Of log2 IQR on datasets that pass the test."""
+        return sympy.Integer(1)
+
+    def claimed(self) -> Guarantee:
+        return ApproxDP(4.0 * self.eps, self.delta)
+
+    def guarantee(self) -> Guarantee:
+        one = sum_up(self.test.eps, float_up(self.value_lattice.eps))
+        return ApproxDP(sum_up(one, one), min(sum_up(self.test.delta(1), self.test.delta(1)),
+                                               math.nextafter(1.0, 0.0)))
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("mixed", (), "a positive scale estimate, 0.0, or BOTTOM")
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        x = np.sort(as_float_array("data", data).reshape(-1))
+        if x.size < 4:
+            raise ValueError(f"data must have at least 4 records, got {x.size}")
+        if np.abs(x).max() > 1e150:
+            raise ValueError("data must lie in [-1e150, 1e150]")
+        iqr = float(_quartiles(x)[1] - _quartiles(x)[0])
+        out = object_outputs([BOTTOM] * m)
+        pending = np.arange(m)
+        for j in (1, 2):
+            ok = self.test.passes(float(iqr_distance(x, j)), rng, pending.size)
+            # the value is drawn for every run (both discretisations always run); kept where it passed
+            vals = (self.value_lattice.release(np.full(pending.size, math.log2(iqr)), rng) if iqr > 0
+                    else np.full(pending.size, -math.inf))
+            for i, v in zip(pending[ok].tolist(), vals[ok].tolist(), strict=True):
+                out[i] = float(np.exp2(v))
+            pending = pending[~ok]
+        return out
+
+
+def _quartiles(x: FloatArray) -> tuple[float, float]:
+    n = x.size
+    return float(x[_rank(n, 0.25) - 1]), float(x[_rank(n, 0.75) - 1])
+
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def _bins(v: FloatArray, j: int) -> NDArray[np.float64]:
+    """Bin of log2 v in discretisation j (1: [k, k+1), 2: [k - 1/2, k + 1/2)); -inf for v = 0. Computed
+    from the exact binary exponent (frexp), so monotone in v."""
+    f, e = np.frexp(v)
+    k = (e - 1).astype(np.float64)
+    if j == 2:
+        k = k + (f >= _SQRT_HALF)
+    return np.where(v > 0, k, -np.inf)
+
+
+def iqr_distance(x: ArrayLike, j: int) -> int:
+    """A lower bound on A_0 of Alg. 12 in discretisation j: the least k such that some IQR in
+    [x_(r3-k) - x_(r1+k), x_(r3+k) - x_(r1-k)] (order statistics out of range: -inf / +inf, a negative
+    lower end: 0) lies in another bin. Any dataset at replace-distance k has its quartiles in those
+    ranges, so this is <= A_0; a neighbour's ranges at k lie inside x's at k + 1, so it has
+    sensitivity 1; and a value >= 2 means every neighbour's log2 IQR is in x's bin."""
+    v = np.sort(as_float_array("data", x).reshape(-1))
+    n = v.size
+    r1, r3 = _rank(n, 0.25), _rank(n, 0.75)
+    pad = np.concatenate([[-np.inf], v, [np.inf]])
+    ks = np.arange(0, n + 1)
+    top = pad[np.clip(r3 + ks, 0, n + 1)] - pad[np.clip(r1 - ks, 0, n + 1)]
+    low = np.maximum(pad[np.clip(r3 - ks, 0, n + 1)] - pad[np.clip(r1 + ks, 0, n + 1)], 0.0)
+    low = np.where(r3 - ks < r1 + ks, 0.0, np.nan_to_num(low, nan=0.0))
+    b0 = _bins(np.array([v[r3 - 1] - v[r1 - 1]]), j)[0]
+    with np.errstate(invalid="ignore"):
+        leave = (_bins(np.where(np.isinf(top), np.finfo(np.float64).max, top), j) != b0) | np.isinf(top) \
+            | (_bins(low, j) != b0)
+    return int(np.argmax(leave)) if leave.any() else n + 1
+
