@@ -34,9 +34,9 @@ from numpy.typing import ArrayLike, NDArray
 from accountant import ApproxDP, Guarantee, PureDP
 from accountant.validation import as_float_array, check_count, check_real
 
-from ..noise import Laplace
 from ..base import BOTTOM, Mechanism, OutputSpec
 from ..domain import Domain
+from ..noise import Laplace
 from ..queries import CustomQuery
 from ..samplers import bernoulli_exp_neg_vec, discrete_gaussian_array, floor_log2, from_lattice, to_lattice
 from ..selection import ExponentialMechanism, _ValueLattice

@@ -16,9 +16,9 @@ from numpy.typing import ArrayLike, NDArray
 from accountant import ZCDP, ApproxDP, Guarantee, calibrate
 from accountant.validation import check_count, check_real
 
-from ..noise import Gaussian
 from ..base import Mechanism, OutputSpec
 from ..domain import Domain
+from ..noise import Gaussian
 from ..queries import Mean
 from ..selection import Peeling
 from .stability import check_delta, check_eps
@@ -144,8 +144,8 @@ class TruncatedMean(Mechanism):
     def guarantee(self) -> Guarantee:
         return self.mechanism.guarantee()
 
-    def standard_guarantee(self) -> Guarantee:
-        return self.mechanism.standard_guarantee()
+    def closed_form_guarantee(self) -> Guarantee:
+        return self.mechanism.closed_form_guarantee()
 
     @property
     def output(self) -> OutputSpec:

@@ -156,7 +156,7 @@ class NoisyThresholdTest:
 
 
 def _release_eps(release: Mechanism, release_delta: float) -> float:
-    g = release.standard_guarantee()
+    g = release.closed_form_guarantee()
     return g.eps if isinstance(g, PureDP) and release_delta == 0 else float(g.epsilon(release_delta))
 
 
@@ -402,8 +402,8 @@ class SubsampleAndAggregate(Mechanism):
     def guarantee(self) -> Guarantee:
         return self.aggregator.guarantee()
 
-    def standard_guarantee(self) -> Guarantee:
-        return self.aggregator.standard_guarantee()
+    def closed_form_guarantee(self) -> Guarantee:
+        return self.aggregator.closed_form_guarantee()
 
     @property
     def output(self) -> OutputSpec:
