@@ -96,10 +96,7 @@ def _level(name: str, value: float) -> float:
 
 
 @dataclass(frozen=True)
-class LocalDP(_PureLevel):
-    """eps-LDP: P(M(x) in R) <= e^eps P(M(x') in R) for all records x, x'
-    [@aliakbarpour2025enhancing, Def. 1]."""
-
+class _OneLevel(_PureLevel):
     eps: float
 
     def __post_init__(self) -> None:
@@ -108,25 +105,22 @@ class LocalDP(_PureLevel):
     @property
     def ldp_level(self) -> float:
         return self.eps
+
+
+@dataclass(frozen=True)
+class LocalDP(_OneLevel):
+    """eps-LDP: P(M(x) in R) <= e^eps P(M(x') in R) for all records x, x'
+    [@aliakbarpour2025enhancing, Def. 1]."""
 
     def __str__(self) -> str:
         return f"{self.eps:g}-LDP"
 
 
 @dataclass(frozen=True)
-class BayesianDP(_PureLevel):
+class BayesianDP(_OneLevel):
     """eps-BDP of a (prior, mechanism) pair [@aliakbarpour2025enhancing, Def. 2]; by Prop. 1 it is
     eps-LDP after a change of the mechanism on a null set of the prior, so its curve f_{eps,0} holds
     for records drawn from the prior."""
-
-    eps: float
-
-    def __post_init__(self) -> None:
-        check_real("eps", self.eps, low=0.0, high=math.inf, high_open=True)
-
-    @property
-    def ldp_level(self) -> float:
-        return self.eps
 
     def __str__(self) -> str:
         return f"{self.eps:g}-BDP"
@@ -228,7 +222,9 @@ def _up(x: mpmath.mpf) -> float:
 
 def _leak(c_i: float, q: float, s: float) -> float:
     """c_i + log(1 + q (e^s - 1)), rounded up (the bound (52) of [@aliakbarpour2025enhancing, App. A.4])."""
-    if math.isinf(s) and q > 0:
+    if q == 0.0:  # independent coordinates: the others tell nothing about x_i
+        return c_i
+    if math.isinf(s):
         return math.inf
     with mpmath.workdps(50):
         return _up(mpmath.mpf(c_i) + mpmath.log1p(mpmath.mpf(q) * mpmath.expm1(mpmath.mpf(s))))
