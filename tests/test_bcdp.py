@@ -288,3 +288,27 @@ def test_sampled_check_refutes_cdp_read_as_bcdp_under_correlation() -> None:
     independent = sampled_bcdp_check(FinitePrior.appendix_b1(2, 0.0), release_x2, claim, 4000,
                                      np.random.default_rng(4))
     assert not independent[0].refuted
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_theorem1_tests_on_every_region_match_the_enumerated_level(seed: int) -> None:
+    """Theorem 1: (pi, M) is delta-BCDP iff e^{delta_i} alpha + beta >= 1 for every rejection region
+    R and values a, a' (alpha = P(R | x_i = a), beta = 1 - P(R | x_i = a')). Checked over all 2^4
+    regions of a 4-output mechanism: it holds at the enumerated delta_i and fails just below it."""
+    rng = np.random.default_rng(seed)
+    channel = random_channel(rng, 3, 4)
+    prior = FinitePrior.appendix_b1(3, 0.4)
+    pmf = channel(prior.support)
+    deltas = enumerate_bcdp(prior, channel)
+    regions = np.array(list(itertools.product((0, 1), repeat=4)), dtype=bool)
+    for i, d_i in enumerate(deltas):
+        cond = prior.conditional_weights(i) @ pmf  # (values, outputs)
+        worst = math.inf
+        for r in regions:
+            mass = cond[:, r].sum(axis=1)
+            for a, b in itertools.permutations(range(cond.shape[0]), 2):
+                worst = min(worst, math.exp(d_i) * mass[a] + (1 - mass[b]) - 1)
+        assert worst >= -1e-12
+        below = min(math.exp(d_i - 1e-3) * cond[a, r].sum() + 1 - cond[b, r].sum() - 1
+                    for r in regions for a, b in itertools.permutations(range(cond.shape[0]), 2))
+        assert below < 0
