@@ -26,6 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 import mpmath
 import numpy as np
@@ -163,15 +164,16 @@ class BCDP(_PureLevel):
     ``eps`` is the whole-record LDP level (inf: none claimed)."""
 
     deltas: tuple[float, ...]
-    q: tuple[float, ...] | float = 1.0
+    q: Sequence[float] | float = 1.0
     eps: float = math.inf
 
     def __post_init__(self) -> None:
         d = _vector("deltas", self.deltas)
-        if isinstance(self.q, (int, float, np.integer, np.floating)) and not isinstance(self.q, bool):
-            q = (check_real("q", self.q, low=0.0, high=1.0),) * len(d)
-        else:
-            q = _vector("q", self.q, high=1.0)  # type: ignore[arg-type]
+        raw = self.q
+        if isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, bool):
+            q = (check_real("q", raw, low=0.0, high=1.0),) * len(d)
+        else:  # a sequence (anything else is refused by _vector, naming q)
+            q = _vector("q", cast(Sequence[float], raw), high=1.0)
         if len(q) != len(d):
             raise ValueError(f"q must have one entry per coordinate ({len(d)}), got {len(q)}")
         object.__setattr__(self, "deltas", d)
@@ -231,7 +233,7 @@ def _leak(c_i: float, q: float, s: float) -> float:
 
 
 def _qs(q: Sequence[float] | float, d: int) -> tuple[float, ...]:
-    return BCDP((0.0,) * d, q if isinstance(q, (int, float)) else tuple(q)).qs  # validated
+    return BCDP((0.0,) * d, q).qs  # validated and broadcast
 
 
 def cdp_to_bcdp(g: CoordinateDP, q: Sequence[float] | float) -> BCDP:
@@ -268,6 +270,13 @@ def _shrink_to(c: Sequence[float], qs: tuple[float, ...], ldp: bool,
         t = 1e-15 if t == 0.0 else 2.0 * t
 
 
+def _log_ratio_bound(delta: float, q: float) -> float:
+    """log(1 + (e^delta - 1)/q) for q in (0, 1], without overflow (delta - log q + O(e^-delta))."""
+    if delta < 700.0:
+        return math.log1p(math.expm1(delta) / q)
+    return delta + math.log1p(-(1.0 - q) * math.exp(-delta)) - math.log(q)
+
+
 def bcdp_cdp_vector(deltas: Sequence[float], q: Sequence[float] | float, *,
                     weights: Sequence[float] | None = None,
                     lower: Sequence[float] | None = None) -> tuple[float, ...]:
@@ -289,7 +298,7 @@ def bcdp_cdp_vector(deltas: Sequence[float], q: Sequence[float] | float, *,
         if qs[i] == 0.0:
             off = 0.0  # independent coordinates: the others do not leak coordinate i
         else:
-            off = math.inf if dl[i] == 0.0 else 1.0 / math.log1p(math.expm1(dl[i]) / qs[i])
+            off = math.inf if dl[i] == 0.0 else 1.0 / _log_ratio_bound(dl[i], qs[i])
         a[i, :] = off
         a[i, i] = math.inf if dl[i] == 0.0 else 1.0 / dl[i]
     # an infinite coefficient in column j (delta_i = 0) forces c_j = 0; the rest is finite

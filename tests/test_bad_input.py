@@ -73,6 +73,7 @@ NOT_WALKED = {
     "verify.Certificate": "result record returned by certify",
     "verify.TestPoint": "result record inside AuditReport",
     "verify.MechanismError": "exception type",
+    "accountant.BCDPCompositionError": "exception type",
 }
 
 #: Accountant refusals still missing when this walker landed (owned by the accountant's authors, see
@@ -102,6 +103,16 @@ Args = tuple[tuple[Any, ...], dict[str, Any]]
 #: Valid arguments per exported callable ("package.name").
 VALID: dict[str, Callable[[], Args]] = {
     # accountant
+    "accountant.LocalDP": lambda: ((1.0,), {}),
+    "accountant.BayesianDP": lambda: ((1.0,), {}),
+    "accountant.CoordinateDP": lambda: (((0.1, 0.2),), {"eps": 0.25}),
+    "accountant.BCDP": lambda: (((0.2, 2.0),), {"q": 0.1, "eps": 2.0}),
+    "accountant.ldp_to_bdp": lambda: ((accountant.LocalDP(1.0),), {}),
+    "accountant.ldp_to_bcdp": lambda: ((accountant.LocalDP(1.0), 3), {}),
+    "accountant.cdp_to_bcdp": lambda: ((accountant.CoordinateDP((0.1, 0.2)), 0.3), {}),
+    "accountant.bcdp_cdp_vector": lambda: (((0.2, 2.0), 0.3), {}),
+    "accountant.mean_cdp_vector": lambda: (((0.2, 2.0), 2.0, 0.3, 0.5), {}),
+    "accountant.baseline_zeta": lambda: (((0.2, 2.0), 2.0, 0.3), {}),
     "accountant.CLTGDP": lambda: ((1.0,), {"gamma": 0.5}),
     "accountant.calibrate": lambda: ((lambda s: GDP(1.0 / s), GDP(1.0), (0.1, 10.0)), {}),
     "accountant.calibrate_count": lambda: ((lambda n: GDP(float(n)), GDP(2.5), (1, 10)), {}),
@@ -165,6 +176,8 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.zcdp_to_approx_dp": lambda: ((0.5,), {"delta": 1e-5}),
     "accountant.zcdp_to_rdp": lambda: ((0.5,), {"orders": [2.0, 3.0]}),
     # mechanisms
+    "mechanisms.DuchiL2": lambda: ((1.0, 1.0, 3), {}),
+    "mechanisms.BCDPMean": lambda: (((0.1, 0.5),), {"q": 0.2}),
     "mechanisms.AboveThreshold": lambda: ((_scores(), 0.5, 1.0), {}),
     "mechanisms.Count": lambda: ((_dom(),), {}),
     "mechanisms.CustomQuery": lambda: ((Domain(-1, 1), lambda x: x[:3], 3), {"linf": 1.0}),
