@@ -1,0 +1,275 @@
+"""Benchmark: RMSE of dpcert's private estimators against diffprivlib and OpenDP at the same budget.
+
+Run ``python benchmarks/estimators.py [--trials 200] [--n 1000 10000 100000]``. Data: N(0, 1),
+Student t with 3 degrees of freedom, and the 5%-contaminated normal 0.95 N(0, 1) + 0.05 N(10, 1); the
+target is the population value of the sampling distribution. Budget: eps = 1 (pure-DP estimators and
+all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
+declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
+sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
+and left out of the RMSE. The sparse mean (d = 1000, s = 10, mu_j = 1 on the support, centred
+noise of each law) is compared with dpcert's own noisy truncated mean at the same (eps, delta) (no
+anchor library has a sparse mean); n = 1e5 is skipped there (10^8 values per dataset).
+
+The table has one row per dpcert estimator: its RMSE and seconds per estimate, the best anchor's
+RMSE and the ratio dpcert / best anchor (> 1: the anchor is more accurate). Anchors that cannot be
+imported are reported as such (diffprivlib 0.6 needs scikit-learn < 1.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import optimize, stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from accountant import PureDP
+from mechanisms import BOTTOM, Domain, Laplace, Mean
+from mechanisms.estimators import (
+    ExponentialQuantile,
+    PTRMedian,
+    ScaleIQR,
+    SmoothSensitivityMedian,
+    SparseMean,
+    TruncatedMean,
+)
+
+EPS, DELTA, LO, HI = 1.0, 1e-6, -10.0, 10.0
+BINS = 2**14
+Estimator = Callable[[np.ndarray, np.random.Generator], Any]
+
+
+# ------------------------------------------------------------------------------------------ data
+
+def draw(dist: str, rng: np.random.Generator, size: Any) -> np.ndarray:
+    if dist == "normal":
+        return rng.normal(size=size)
+    if dist == "t3":
+        return rng.standard_t(3, size=size)
+    z = rng.normal(size=size)
+    return np.where(rng.random(size=size) < 0.05, z + 10.0, z)
+
+
+def cdf(dist: str, v: float) -> float:
+    if dist == "normal":
+        return float(stats.norm.cdf(v))
+    if dist == "t3":
+        return float(stats.t.cdf(v, 3))
+    return float(0.95 * stats.norm.cdf(v) + 0.05 * stats.norm.cdf(v - 10.0))
+
+
+def quantile(dist: str, q: float) -> float:
+    return float(optimize.brentq(lambda v: cdf(dist, v) - q, -50, 50, xtol=1e-12))
+
+
+def truth(estimand: str, dist: str) -> float:
+    if estimand == "mean":
+        return 0.5 if dist == "contaminated" else 0.0
+    if estimand == "median":
+        return quantile(dist, 0.5)
+    if estimand == "q90":
+        return quantile(dist, 0.9)
+    return quantile(dist, 0.75) - quantile(dist, 0.25)
+
+
+# --------------------------------------------------------------------------------------- anchors
+
+def anchors() -> tuple[dict[str, Callable[[int], dict[str, Estimator]]], list[str]]:
+    """Per library: n -> {estimand: estimator}; and notes on libraries that did not import."""
+    libs: dict[str, Callable[[int], dict[str, Estimator]]] = {}
+    notes = []
+    try:
+        from diffprivlib import tools
+
+        def dpl(n: int) -> dict[str, Estimator]:
+            b = (LO, HI)
+
+            def rs(rng: np.random.Generator) -> int:  # diffprivlib takes a seed or a RandomState
+                return int(rng.integers(2**31))
+
+            return {
+                "mean": lambda x, rng: tools.mean(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "median": lambda x, rng: tools.median(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "q90": lambda x, rng: tools.quantile(x, 0.9, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "iqr": lambda x, rng: (
+                    tools.quantile(x, 0.75, epsilon=EPS / 2, bounds=b, random_state=rs(rng))
+                    - tools.quantile(x, 0.25, epsilon=EPS / 2, bounds=b, random_state=rs(rng))),
+            }
+
+        libs["diffprivlib"] = dpl
+    except Exception as exc:
+        notes.append(f"diffprivlib not importable: {type(exc).__name__}: {str(exc)[:80]}")
+    try:
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        cands = list(np.linspace(LO, HI, BINS + 1))
+
+        def odp(n: int) -> dict[str, Estimator]:
+            space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n), dp.symmetric_distance()
+
+            def quant(alpha: float, eps: float) -> Any:  # d_in = 2: one record replaced
+                return dp.binary_search_chain(
+                    lambda s: dp.m.make_private_quantile(*space, dp.max_divergence(), candidates=cands,
+                                                         alpha=alpha, scale=s), d_in=2, d_out=eps)
+
+            mean = dp.binary_search_chain(
+                lambda s: space >> dp.t.then_clamp((LO, HI)) >> dp.t.then_mean() >> dp.m.then_laplace(s),
+                d_in=2, d_out=EPS)
+            med, q90, q25, q75 = quant(0.5, EPS), quant(0.9, EPS), quant(0.25, EPS / 2), quant(0.75, EPS / 2)
+            return {"mean": lambda x, rng: mean(list(x)), "median": lambda x, rng: med(list(x)),
+                    "q90": lambda x, rng: q90(list(x)),
+                    "iqr": lambda x, rng: q75(list(x)) - q25(list(x))}
+
+        libs["opendp"] = odp
+    except Exception as exc:
+        notes.append(f"OpenDP not importable: {type(exc).__name__}: {str(exc)[:80]}")
+    try:
+        import pydp  # noqa: F401
+        notes.append("PyDP installed but not wired in this benchmark")
+    except ImportError:
+        notes.append("PyDP not installed")
+    return libs, notes
+
+
+# ---------------------------------------------------------------------------------------- dpcert
+
+def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
+    """estimand -> {name: (estimator, declared eps at delta = 1e-6)}."""
+    lap = Laplace.calibrated(Mean(Domain(LO, HI, n, clip=True)), PureDP(EPS))
+    em = {q: ExponentialQuantile(LO, HI, n, EPS, q=q, bins=BINS) for q in (0.5, 0.9)}
+    em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=BINS) for q in (0.25, 0.75)}
+    ss = SmoothSensitivityMedian(LO, HI, n, EPS, DELTA)
+    ptr = PTRMedian(LO, HI, n, EPS / 2, DELTA, eta=150.0 / n)
+    scale = ScaleIQR(EPS / 4, DELTA)
+
+    def eps_of(m: Any) -> float:
+        return float(m.guarantee().epsilon(DELTA))
+
+    def one(m: Any) -> Estimator:
+        return lambda x, rng: m.sample(x, rng)
+
+    return {
+        "mean": {"Laplace clipped mean": (one(lap), eps_of(lap))},
+        "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
+                   "PTR median (eta=150/n)": (one(ptr), eps_of(ptr))},
+        "q90": {"EM 0.9-quantile": (one(em[0.9]), EPS)},
+        "iqr": {"EM q75 - EM q25": (
+            lambda x, rng: em_half[0.75].sample(x, rng) - em_half[0.25].sample(x, rng), EPS),
+                "Scale (Alg. 12)": (one(scale), eps_of(scale))},
+    }
+
+
+# ------------------------------------------------------------------------------------------- run
+
+def run_univariate(ns: list[int], trials: int, seed: int) -> list[dict[str, Any]]:
+    libs, notes = anchors()
+    for note in notes:
+        print(f"# {note}")
+    rows = []
+    for dist in ("normal", "t3", "contaminated"):
+        for n in ns:
+            ours = dpcert(n)
+            theirs = {lib: make(n) for lib, make in libs.items()}
+            errs: dict[tuple[str, str], list[float]] = {}
+            secs: dict[tuple[str, str], float] = {}
+            refusals: dict[tuple[str, str], int] = {}
+            rng = np.random.default_rng([seed, n, hash(dist) % 2**31])
+            for _ in range(trials):
+                x = draw(dist, rng, n)
+                for estimand in ours:
+                    t = truth(estimand, dist)
+                    cands = {**{(estimand, k): v[0] for k, v in ours[estimand].items()},
+                             **{(estimand, f"@{lib}"): est[estimand] for lib, est in theirs.items()}}
+                    for key, fn in cands.items():
+                        t0 = time.perf_counter()
+                        out = fn(x, rng)
+                        secs[key] = secs.get(key, 0.0) + time.perf_counter() - t0
+                        if out is BOTTOM:
+                            refusals[key] = refusals.get(key, 0) + 1
+                            continue
+                        errs.setdefault(key, []).append(float(out) - t)
+            for estimand in ours:
+                anchor = {k[1][1:]: math.sqrt(np.mean(np.square(v))) for k, v in errs.items()
+                          if k[0] == estimand and k[1].startswith("@")}
+                best = min(anchor.items(), key=lambda kv: kv[1]) if anchor else None
+                for name, (_, eps) in ours[estimand].items():
+                    key = (estimand, name)
+                    e = errs.get(key, [])
+                    rmse = math.sqrt(np.mean(np.square(e))) if e else math.nan
+                    rows.append({"estimand": estimand, "dist": dist, "n": n, "estimator": name, "eps": eps,
+                                 "rmse": rmse, "sec": secs[key] / trials,
+                                 "refused": refusals.get(key, 0) / trials,
+                                 "anchor": best[0] if best else "-",
+                                 "anchor_rmse": best[1] if best else math.nan,
+                                 "anchors": anchor})
+                print_rows(rows[-len(ours[estimand]):])
+    return rows
+
+
+def run_sparse(ns: list[int], trials: int, seed: int) -> list[dict[str, Any]]:
+    d, s = 1000, 10
+    rows = []
+    for dist in ("normal", "t3", "contaminated"):
+        centre = 0.5 if dist == "contaminated" else 0.0
+        for n in [v for v in ns if v <= 10_000]:
+            sparse = SparseMean(4.0, d, n, s, EPS, DELTA)
+            eps = float(sparse.guarantee().epsilon(DELTA))
+            base = TruncatedMean(4.0, d, n, eps, DELTA)
+            mu = np.zeros(d)
+            mu[:s] = 1.0
+            rng = np.random.default_rng([seed, n, d, hash(dist) % 2**31])
+            err = {"sparse": [], "base": []}
+            sec = {"sparse": 0.0, "base": 0.0}
+            for _ in range(trials):
+                x = mu + draw(dist, rng, (n, d)) - centre
+                for key, m in (("sparse", sparse), ("base", base)):
+                    t0 = time.perf_counter()
+                    out = m.sample(x, rng)
+                    sec[key] += time.perf_counter() - t0
+                    err[key].append(float(np.sum((out - mu) ** 2)))
+            rows.append({"estimand": "sparse mean", "dist": dist, "n": n, "estimator": "sparse mean (Alg. 3)",
+                         "eps": eps, "rmse": math.sqrt(np.mean(err["sparse"])), "sec": sec["sparse"] / trials,
+                         "refused": 0.0, "anchor": "dpcert truncated mean",
+                         "anchor_rmse": math.sqrt(np.mean(err["base"])), "anchors": {}})
+            print_rows(rows[-1:])
+    return rows
+
+
+HEADER = (f"{'estimand':12} {'data':13} {'n':>7} {'dpcert estimator':24} {'eps':>6} {'RMSE':>9} {'s/est':>8} "
+          f"{'refused':>7} {'best anchor':22} {'anchor RMSE':>11} {'ratio':>6}")
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    for r in rows:
+        ratio = r["rmse"] / r["anchor_rmse"] if r["anchor_rmse"] == r["anchor_rmse"] else math.nan
+        print(f"{r['estimand']:12} {r['dist']:13} {r['n']:>7} {r['estimator']:24} {r['eps']:6.3f} "
+              f"{r['rmse']:9.4g} {r['sec']:8.4f} {r['refused']:7.2%} {r['anchor']:22} "
+              f"{r['anchor_rmse']:11.4g} {ratio:6.2f}")
+        sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--trials", type=int, default=200)
+    ap.add_argument("--n", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-sparse", action="store_true")
+    args = ap.parse_args(argv)
+    print(HEADER)
+    print("-" * len(HEADER))
+    run_univariate(args.n, args.trials, args.seed)
+    if not args.skip_sparse:
+        run_sparse(args.n, args.trials, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
