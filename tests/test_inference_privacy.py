@@ -142,6 +142,28 @@ def test_lattice_release_is_the_catalogue_law() -> None:
     assert np.all(np.abs(a.std(axis=0) - 0.3) < 0.01) and np.all(np.abs(b.std(axis=0) - 0.3) < 0.01)
 
 
+def test_exact_sum_release_sums_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DP-SGD sum is exact on the fine grid: its lattice index is the integer rounding of the
+    Python-integer sum of the per-record fine indices, for a batch whose float sum would err."""
+    from fractions import Fraction
+
+    from mechanisms.estimators._release import SUM_FINE_BITS, exact_sum_release, sum_mechanism
+
+    mech = sum_mechanism(3, 1.0, 1.0, 0.5, "sum")
+    e = mech.grid_exponent()
+    rng = np.random.default_rng(0)
+    recs = rng.uniform(-1, 1, (5000, 3)) * np.array([1.0, 1e-9, 1e9])[None] / 1e9
+    fine = [[round(Fraction(float(v)) / Fraction(2) ** (e - SUM_FINE_BITS)) for v in row] for row in recs]
+    exact = [sum(col) for col in zip(*fine, strict=True)]
+    idx = [(t + 2 ** (SUM_FINE_BITS - 1)) // 2**SUM_FINE_BITS for t in exact]
+    import mechanisms.estimators._release as release
+
+    monkeypatch.setattr(release, "discrete_gaussian_array", lambda rng, s2, shape: np.zeros(shape, np.int64))
+    out = exact_sum_release(mech, recs, rng)
+    assert np.ldexp(out, -e).tolist() == [float(i) for i in idx]  # noise switched off: the exact index
+    assert float(mech.query.l2) <= 1.0 + math.sqrt(3) * 2.0 ** (e - SUM_FINE_BITS)
+
+
 # ----- audits ------------------------------------------------------------------------------------------
 N_AUDIT = 10
 WORST = (np.array([100.0] + [0.0] * (N_AUDIT - 1)), np.array([-100.0] + [0.0] * (N_AUDIT - 1)))

@@ -97,11 +97,7 @@ class _NoisyOptimiser(Mechanism):
             check_real("inference_mu", self.inference_mu, low=0.0, high=1e6, low_open=True)
         if self.hessian_floor is not None:
             check_real("hessian_floor", self.hessian_floor, low=0.0, high=1e12, low_open=True)
-        if self.theta0 is not None:
-            t0 = tuple(check_real("theta0", float(v), low=-1e12, high=1e12) for v in self.theta0)
-            if len(t0) != self.model.dim:
-                raise ValueError(f"theta0 must have p = {self.model.dim} entries, got {len(t0)}")
-            object.__setattr__(self, "theta0", t0)
+        object.__setattr__(self, "theta0", self.model.start(self.theta0))
         self._check_step()
 
     def _check_step(self) -> None:

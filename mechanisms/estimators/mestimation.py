@@ -93,6 +93,26 @@ class BoundedPsiModel(ABC):
         """Raise ``ValueError`` unless every record of the batch x (r, n, p), y (r, n) lies in the
         declared domain (finite, design rows within the bound, labels in range)."""
 
+    def _split_rows(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Rows [x_1, ..., x_p, y] as (x, y), checked by ``check``."""
+        p = self.dim
+        arr = as_float_array("data", data)
+        if arr.ndim != 2 or arr.shape[1] != p + 1 or arr.shape[0] < 1:
+            raise ValueError(f"data must have shape (n, p + 1) = (n, {p + 1}) (rows [x, y]), "
+                             f"got shape {arr.shape}")
+        x, y = arr[:, :-1], arr[:, -1]
+        self.check(x[None], y[None])
+        return x, y
+
+    def start(self, theta0: tuple[float, ...] | None) -> tuple[float, ...] | None:
+        """A public starting point, validated: p finite reals (None: the origin)."""
+        if theta0 is None:
+            return None
+        t0 = tuple(check_real("theta0", float(v), low=-1e12, high=1e12) for v in theta0)
+        if len(t0) != self.dim:
+            raise ValueError(f"theta0 must have p = {self.dim} entries, got {len(t0)}")
+        return t0
+
     def _check_design(self, x: FloatArray, bound: float) -> None:
         if not np.isfinite(x).all():
             raise ValueError("data: the design must be finite (no NaN or inf)")
@@ -179,13 +199,7 @@ class HuberRegression(BoundedPsiModel):
         return np.asarray(s, dtype=np.float64), np.asarray(h, dtype=np.float64)
 
     def split(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
-        arr = as_float_array("data", data)
-        if arr.ndim != 2 or arr.shape[1] != self.p + 1 or arr.shape[0] < 1:
-            raise ValueError(f"data must have shape (n, p + 1) = (n, {self.p + 1}) (rows [x, y]), "
-                             f"got shape {arr.shape}")
-        x, y = arr[:, :-1], arr[:, -1]
-        self.check(x[None], y[None])
-        return x, y
+        return self._split_rows(data)
 
     def check(self, x: FloatArray, y: FloatArray) -> None:
         self._check_design(x, self.design_bound)
@@ -276,13 +290,7 @@ class LogisticRegression(BoundedPsiModel):
                 np.asarray(pi * (1.0 - pi) * kept, dtype=np.float64))
 
     def split(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
-        arr = as_float_array("data", data)
-        if arr.ndim != 2 or arr.shape[1] != self.p + 1 or arr.shape[0] < 1:
-            raise ValueError(f"data must have shape (n, p + 1) = (n, {self.p + 1}) (rows [x, y]), "
-                             f"got shape {arr.shape}")
-        x, y = arr[:, :-1], arr[:, -1]
-        self.check(x[None], y[None])
-        return x, y
+        return self._split_rows(data)
 
     def check(self, x: FloatArray, y: FloatArray) -> None:
         self._check_design(x, self.design_bound)

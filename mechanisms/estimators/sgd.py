@@ -4,9 +4,10 @@
 Each of T steps draws a Poisson subsample (every record independently with probability q, by an
 exact comparison of a uniform integer with q's exact binary fraction), clips the per-example
 gradients Psi(z_i, theta_t) of the model, releases their sum with Gaussian noise sigma C on the
-catalogue's lattice (``_release``) and takes theta_{t+1} = theta_t - lr * release / (q n), n the
-declared (public) dataset size. The fixed point solves (1/n) sum_i clip(Psi(z_i, theta)) = 0: the
-clipped-likelihood M-estimator of the slides.
+catalogue's lattice, the sum computed exactly on a finer grid (``_release.exact_sum_release``: its
+sensitivity does not grow with the batch through floating-point error) and takes theta_{t+1} =
+theta_t - lr * release / (q n), n the declared (public) dataset size. The fixed point solves
+(1/n) sum_i clip(Psi(z_i, theta)) = 0: the clipped-likelihood M-estimator of the slides.
 
 Clipping, and what is declared (add/remove adjacency, the sum moves by at most the clip norm):
 
@@ -54,7 +55,7 @@ from accountant.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
 from ..noise import Gaussian
-from ._release import lattice_release, sum_mechanism
+from ._release import exact_sum_release, sum_mechanism
 from .inference import PrivateFit
 from .mestimation import BoundedPsiModel
 
@@ -102,11 +103,7 @@ class DPSGD(Mechanism):
             check_real("clip", self.clip, low=0.0, high=1e12, low_open=True)
         if self.clipping not in ("coordinate", "l2"):
             raise ValueError(f"clipping must be 'coordinate' or 'l2', got {self.clipping!r}")
-        if self.theta0 is not None:
-            t0 = tuple(check_real("theta0", float(v), low=-1e12, high=1e12) for v in self.theta0)
-            if len(t0) != self.model.dim:
-                raise ValueError(f"theta0 must have p = {self.model.dim} entries, got {len(t0)}")
-            object.__setattr__(self, "theta0", t0)
+        object.__setattr__(self, "theta0", self.model.start(self.theta0))
 
     @property
     def clip_norm(self) -> float:
@@ -162,9 +159,12 @@ class DPSGD(Mechanism):
         for _ in range(self.steps):
             keep = rng.integers(0, q.denominator, size=x.shape[0], dtype=np.int64) < q.numerator
             xb, yb = x[keep][None], y[keep][None]
-            total = self._clip(self.model.per_example_gradients(theta, xb, yb)[0]).sum(axis=0)
-            vals = total.reshape(-1, 1) if self.clipping == "coordinate" else total[None]
-            theta = theta - scale * lattice_release(mech, vals, rng).reshape(1, p)
+            clipped = self._clip(self.model.per_example_gradients(theta, xb, yb)[0])
+            if self.clipping == "coordinate":  # p scalar releases: one exact sum per coordinate
+                noisy = np.concatenate([exact_sum_release(mech, clipped[:, j:j + 1], rng) for j in range(p)])
+            else:
+                noisy = exact_sum_release(mech, clipped, rng)
+            theta = theta - scale * noisy.reshape(1, p)
         return np.asarray(theta[0], dtype=np.float64)
 
     def fit(self, data: ArrayLike, rng: np.random.Generator) -> PrivateFit:
