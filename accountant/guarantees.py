@@ -207,7 +207,7 @@ class FDP(Guarantee):
         return min(1.0 - self.tradeoff_fn(0.0), self.tradeoff_fn.profile(math.inf))
 
     def __str__(self) -> str:
-        return f"f-DP with f = {self.tradeoff_fn!r}"
+        return f"f-DP with f = {self.tradeoff_fn}"
 
 
 # ----------------------------------------------------------------------------- Renyi notions

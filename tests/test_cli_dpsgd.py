@@ -210,3 +210,27 @@ def test_convert_defaults_and_eps(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and json.loads(out)["rho"] == pytest.approx(0.125, rel=1e-12)
     out = run(capsys, "convert", "--gdp", "1", "--delta", "1e-5", "--json")[1]
     assert math.isfinite(json.loads(out)["epsilon"])
+
+
+def test_user_module_in_working_directory_and_friendly_errors(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--callable finds mymod.py in the working directory without PYTHONPATH; a class passed
+    instead of a function is a one-line error; workers=2 with a lambda is a clear TypeError."""
+    (tmp_path / "dpcert_user_mod13.py").write_text(
+        "from verify.examples import textbook_laplace as release\n"
+        "class Mech:\n    def __init__(self, epsilon):\n        self.epsilon = epsilon\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    code, out, err = run(capsys, "audit", "--callable", "dpcert_user_mod13:release", "--data", "0",
+                         "--data2", "1", "--claim", "pure:1", "--samples", "5000", "--json")
+    assert code == 1 and json.loads(out)["violation"] is True, err
+    code, _, err = run(capsys, "audit", "--callable", "dpcert_user_mod13:Mech", "--data", "0",
+                       "--data2", "1", "--claim", "pure:1")
+    assert code == 2 and "is a class" in one_line_error(err)
+    code, _, err = run(capsys, "certify", "--mechanism", "dpcert_user_mod13:Mech", "--claim", "pure:1")
+    assert code == 2 and "cannot build" in one_line_error(err)
+    import verify
+
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        verify.audit(lambda d, rng: d + rng.laplace(), [(0.0, 1.0), (1.0, 2.0)], PureDP(1.0),
+                     samples=2000, workers=2)

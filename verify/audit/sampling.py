@@ -143,6 +143,7 @@ class Sampler:
         if self.executor is not None:
             yield from self._track(tasks, self.executor.map(draw, *zip(*args, strict=True)))
         elif self.workers is not None and self.workers > 1 and len(tasks) > 1:
+            _check_picklable(self.mechanism)
             with ProcessPoolExecutor(max_workers=self.workers) as ex:
                 yield from self._track(tasks, ex.map(draw, *zip(*args, strict=True)))
         else:
@@ -262,3 +263,16 @@ def root_seed(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequen
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer, a SeedSequence or None, got {seed!r}")
     return np.random.SeedSequence(None if seed is None else int(seed))
+
+
+def _check_picklable(mechanism: object) -> None:
+    """Worker processes receive the mechanism by pickle: a lambda or a local function cannot go."""
+    import pickle
+
+    try:
+        pickle.dumps(mechanism)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise TypeError(f"workers > 1 sends the mechanism to other processes, but {mechanism!r} "
+                        f"cannot be pickled ({type(exc).__name__}: {exc}); define it as a "
+                        "module-level function or class, or use workers=None") from None
+
