@@ -34,7 +34,8 @@ def opacus_time(q: float, t: int, eps: float, delta: float) -> str:
 
 def main() -> None:
     rows = WORKLOADS[2:] if "--quick" in sys.argv else WORKLOADS
-    print(f"{'workload':28} {'sigma':>9} {'time':>7} {'eps at sigma':>13} {'eps_lower at 0.995 sigma':>25}  opacus")
+    print(f"{'workload':28} {'sigma':>9} {'time':>7} {'eps at sigma':>13} "
+          f"{'eps_lower at 0.995 sigma':>25}  opacus")
     for name, q, t, eps, delta in rows:
         start = time.perf_counter()
         sigma = dpsgd_noise_multiplier(eps, delta, q, t)
