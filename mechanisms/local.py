@@ -27,6 +27,7 @@ from accountant import (
     PureDP,
     baseline_zeta,
     cdp_to_bcdp,
+    implies,
     mean_cdp_vector,
 )
 from accountant.validation import as_float_array, check_count, check_real, check_reals
@@ -358,6 +359,7 @@ class BCDPMean(Mechanism):
         if not callable(self.channel):
             raise TypeError("channel must be a callable (alpha, radius, dim) -> channel, got "
                             f"{self.channel!r}")
+        _ = self._layers  # builds the channels and checks their declared levels
 
     @classmethod
     def calibrated(cls, target: BCDP, zeta: float | ZetaRule = "minimax", *, n: int | None = None,
@@ -403,7 +405,11 @@ class BCDPMean(Mechanism):
             inc = ck - prev
             prev = ck
             if inc > 0:
-                out.append((k, inc * inc / (d - k), self.channel(inc, math.sqrt(d - k), d - k)))
+                ch = self.channel(inc, math.sqrt(d - k), d - k)
+                if not implies(ch.guarantee(), LocalDP(inc)):  # Theorem 2 composes these levels
+                    raise ValueError(f"channel({inc!r}, ...) declares {ch.guarantee()}, which does not "
+                                     f"imply the {inc:g}-LDP that layer {k + 1} needs")
+                out.append((k, inc * inc / (d - k), ch))
         return tuple(out)
 
     def cdp_guarantee(self) -> CoordinateDP:

@@ -67,6 +67,14 @@ def test_channel_rejects_bad_input() -> None:
         DuchiL2(1.0, 1.0, 2).sample([0.1, 0.1], 3)  # type: ignore[arg-type]
 
 
+def test_mean_mechanism_checks_its_channel_declares_the_layer_level() -> None:
+    def weak(alpha: float, radius: float, dim: int) -> DuchiL2:
+        return DuchiL2(2 * alpha, radius, dim)  # twice the level it is asked for
+
+    with pytest.raises(ValueError, match="does not imply"):
+        BCDPMean((0.5, 1.0), 0.1, weak)
+
+
 def test_mean_mechanism_is_unbiased_with_its_declared_variance() -> None:
     m = BCDPMean((0.5, 0.5, 1.0, 2.0), 0.2)
     x = np.array([0.5, -1.0, 0.25, 1.0])
