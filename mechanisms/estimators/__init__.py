@@ -27,8 +27,10 @@ from .stability import (
     ProposeTestRelease,
     SubsampleAndAggregate,
     distance_to_sensitivity_above,
+    mode_aggregator,
     mode_with_distance,
     order_statistic_local_sensitivity,
+    trimmed_mean_aggregator,
 )
 
 __all__: list[str] = [
@@ -59,8 +61,10 @@ __all__: list[str] = [
     "fit_nonprivate",
     "iqr_distance",
     "median_smooth_sensitivity",
+    "mode_aggregator",
     "mode_with_distance",
     "order_statistic_local_sensitivity",
     "smooth_sensitivity",
+    "trimmed_mean_aggregator",
     "wald_test",
 ]

@@ -31,6 +31,9 @@ from accountant import ApproxDP, Guarantee, PureDP
 from accountant.validation import as_float_array, check_count, check_real
 
 from ..base import BOTTOM, Mechanism, OutputSpec
+from ..domain import Domain
+from ..noise import Laplace
+from ..queries import CustomQuery
 from ..samplers import discrete_laplace_array
 
 __all__ = [
@@ -40,8 +43,11 @@ __all__ = [
     "ProposeTestRelease",
     "SubsampleAndAggregate",
     "distance_to_sensitivity_above",
+    "mode_aggregator",
     "mode_with_distance",
     "order_statistic_local_sensitivity",
+    "trimmed_mean",
+    "trimmed_mean_aggregator",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -423,6 +429,40 @@ class SubsampleAndAggregate(Mechanism):
         for i, o in enumerate(outs):
             arr[i] = o
         return arr
+
+
+def trimmed_mean(values: ArrayLike, trim: int) -> float:
+    """Mean of the values without the ``trim`` smallest and ``trim`` largest."""
+    v = np.sort(as_float_array("values", values).reshape(-1))
+    return float(v[trim:v.size - trim].mean())
+
+
+def trimmed_mean_aggregator(lower: float, upper: float, blocks: int, trim: float,
+                            target: Guarantee) -> Mechanism:
+    """The alpha-trimmed mean of the block values as a subsample-and-aggregate aggregator
+    [@dwork2014algorithmic, Sec. 7.1]: values clipped to [lower, upper], k = floor(trim * blocks) dropped
+    at each end, lattice ``Laplace`` calibrated to ``target``. Replacing one value moves every order
+    statistic at most to its neighbour's place, all in one direction, so the sum of the middle
+    blocks - 2k moves by at most upper - lower: L1 sensitivity (upper - lower) / (blocks - 2k)."""
+    lo = check_real("lower", lower, low=-1e150, high=1e150)
+    hi = check_real("upper", upper, low=-1e150, high=1e150)
+    if not lo < hi:
+        raise ValueError(f"lower must be < upper, got {lower!r}, {upper!r}")
+    m = check_count("blocks", blocks, low=1, high=10**8)
+    k = math.floor(check_real("trim", trim, low=0.0, high=0.5, high_open=True) * m)
+    if m - 2 * k < 1:
+        raise ValueError(f"trim = {trim!r} leaves no block of {m}")
+    width = sympy.nsimplify(hi) - sympy.nsimplify(lo)
+    q = CustomQuery(Domain(lo, hi, m, clip=True), lambda v: trimmed_mean(v, k), l1=width / (m - 2 * k),
+                    name=f"{trim}-trimmed mean of {m} block values")
+    return Laplace.calibrated(q, target)
+
+
+def mode_aggregator(eps: float, delta: float, adjacency: str = "replace") -> ADist:
+    """The noisy mode of the block values: A_dist with g = mode and its distance to instability
+    (``mode_with_distance``; replace-one, as one changed row changes one block value)."""
+    return ADist(lambda v: mode_with_distance(v, adjacency)[0], lambda v: mode_with_distance(v, adjacency)[1],
+                 eps, delta)
 
 
 # ------------------------------------------------------------------ order statistics: local sensitivity
