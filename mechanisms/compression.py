@@ -128,25 +128,48 @@ def compression_pld(x1: ArrayLike, x2: ArrayLike, m: int, tol: float = 3e-5) -> 
     """The privacy loss of the untruncated release of m rows for databases x1 and x2 (each n x p):
     in the basis where Sigma_2 = I and Sigma_1 = diag(lam), lam the generalised eigenvalues, each
     direction is ``GaussianVariancePair(lam_k, m)`` and the directions are independent, so the PLD of
-    their composition (both orders) bounds delta(eps) with certified discretisation error. The
-    eigenvalues are computed in floating point (relative error ~1e-15, not carried); a direction
-    with lam = 1 exactly loses nothing. Equal covariances (e.g. a record's signs all flipped) give
-    ``PureDP(0)``: the release's law is the same."""
-    a, b = covariance(x1), covariance(x2)
+    their composition (both orders) bounds delta(eps) with certified discretisation error.
+
+    Floating point: each computed lam_k is moved away from 1 by ``eta``, a bound on its error (twice
+    the whitened residual ||Sigma_1 V - Sigma_2 V diag(lam)||_F / sqrt(lam_min(Sigma_2)), Weyl's
+    theorem, plus the rounding of X'X/n); a pair with its ratio further from 1 dominates (add
+    independent N(0, c) noise and rescale). Eigenvalues within eta of 1 are covered together by two
+    pairs with m times their count degrees of freedom, one on each side of 1. Equal covariances (e.g.
+    a record's signs all flipped) give ``PureDP(0)``: the release's law is the same."""
+    xa, xb = _matrix("x1", x1), _matrix("x2", x2)
+    a, b = covariance(xa), covariance(xb)
     if a.shape != b.shape:
         raise ValueError(f"x1 and x2 must have the same number of columns, got {a.shape} and {b.shape}")
     m = check_count("m", m, high=10**7)
     if np.array_equal(a, b):
         return PureDP(0.0)
     try:
-        lam = linalg.eigh(a, b, eigvals_only=True)
+        lam, vec = linalg.eigh(a, b)
+        low_b = float(np.linalg.eigvalsh(b)[0])
     except linalg.LinAlgError as e:
         raise ValueError("the covariances must be positive definite (p < n, full column rank)") from e
-    if (lam <= 0).any():
+    if (lam <= 0).any() or low_b <= 0:
         raise ValueError("the covariances must be positive definite (p < n, full column rank)")
-    pairs = [(GaussianVariancePair(float(v), m), 1) for v in lam if v != 1.0]
-    if not pairs:
-        return PureDP(0.0)
+    u = np.finfo(np.float64).eps
+    resid = float(np.linalg.norm(a @ vec - (b @ vec) * lam))
+    n = xa.shape[0]
+    cov_err = (n + 2) * u * (float(np.sum(xa**2)) + float(np.sum(xb**2))) / n
+    eta = 2 * resid / math.sqrt(low_b) + 2 * cov_err * (1 + float(lam.max())) / low_b \
+        + 64 * u * max(1.0, float(lam.max()))
+    pairs = []
+    near = [abs(float(v) - 1.0) for v in lam if abs(float(v) - 1.0) <= eta]
+    for v in lam:
+        v = float(v)
+        if v > 1 + eta:
+            pairs.append((GaussianVariancePair(v + eta, m), 1))
+        elif v < 1 - eta:
+            if v - eta <= 0:
+                raise ValueError("the covariances are too ill-conditioned for a sound eigenvalue bound")
+            pairs.append((GaussianVariancePair(v - eta, m), 1))
+    if near:
+        g = max(near) + eta
+        pairs += [(GaussianVariancePair(1 + g, m * len(near)), 1),
+                  (GaussianVariancePair(1 - g, m * len(near)), 1)]
     return PLD(tuple(pairs), tol)
 
 
