@@ -160,10 +160,9 @@ class DPSGD(Mechanism):
             keep = rng.integers(0, q.denominator, size=x.shape[0], dtype=np.int64) < q.numerator
             xb, yb = x[keep][None], y[keep][None]
             clipped = self._clip(self.model.per_example_gradients(theta, xb, yb)[0])
-            if self.clipping == "coordinate":  # p scalar releases: one exact sum per coordinate
-                noisy = np.concatenate([exact_sum_release(mech, clipped[:, j:j + 1], rng) for j in range(p)])
-            else:
-                noisy = exact_sum_release(mech, clipped, rng)
+            # "coordinate": the scalar mechanism's lattice and independent noise on each coordinate,
+            # the law of p scalar releases
+            noisy = exact_sum_release(mech, clipped, rng)
             theta = theta - scale * noisy.reshape(1, p)
         return np.asarray(theta[0], dtype=np.float64)
 
