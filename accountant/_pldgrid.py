@@ -50,8 +50,6 @@ SOURCE_TAIL = 1e-24
 #: through every level; optimistic laws fold them into the absolute slack at each coarsening, where
 #: the FFT's (smaller, absolute) error serves them better.
 DIRECT_CONV = {True: 20_000_000, False: 200_000}
-#: Entries above this fraction of the largest form the bulk, convolved on its own short FFT.
-BULK_FRACTION = 1e-3
 
 
 @dataclass(frozen=True, eq=False)
@@ -345,48 +343,6 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 
                    0.0, cut)
 
 
-def _bulk(m: FloatArray) -> tuple[int, int]:
-    """Index range [i0, i1) of the entries above BULK_FRACTION of the largest one."""
-    big = np.flatnonzero(m > BULK_FRACTION * float(m.max()))
-    if big.size == 0:  # all zero
-        return 0, m.size
-    return int(big[0]), int(big[-1]) + 1
-
-
-def _fft_conv(a: FloatArray, b: FloatArray | None, n: int,
-              direct_limit: int) -> tuple[FloatArray, float, float, float]:
-    """Linear convolution a * b (a * a when b is None) of non-negative arrays, with worst-case
-    round-off bounds ``(out, rel, l1, typical)``: |out - a * b| <= rel (a * b) + e with |e|_1 <= l1;
-    ``typical`` is the root-mean-square size of e's entries (|e|_2 / sqrt N), a noise level that
-    only guides where tails are cut.
-
-    Direct summation of m non-negative products errs by at most gamma_m = m u / (1 - m u) relative
-    per entry [@higham2002accuracy, Sec. 3.1]: ``rel`` = gamma_m, no absolute part.
-    By FFT: each transform of length N errs by eps_F = log2(N) eta / (1 - log2(N) eta) relative in
-    l2, eta = mu + gamma_4 (sqrt 2 + mu) with twiddle error mu <= u [@higham2002accuracy, Thm 24.2]; as
-    |F a|_inf <= |a|_1 for non-negative a and |F^-1 v|_2 = |v|_2 / sqrt N, the convolution errs by
-    at most (3 eps_F + u)(|a|_2 |b|_1 + |a|_1 |b|_2) in l2, and sqrt(N) times that in l1.
-    """
-    bb = a if b is None else b
-    m = min(a.size, bb.size)
-    if a.size * bb.size <= direct_limit:
-        return np.convolve(a, bb), m * EPS_MACH / (1.0 - m * EPS_MACH), 0.0, 0.0
-    nf = sfft.next_fast_len(n, real=True)
-    if b is None:
-        fa = sfft.rfft(a, nf)
-        out = sfft.irfft(fa * fa, nf)[:n]
-    else:
-        out = sfft.irfft(sfft.rfft(a, nf) * sfft.rfft(b, nf), nf)[:n]
-    l1a, l1b = float(np.sum(a)), float(np.sum(bb))
-    err_l2 = _fft_relative_error(nf) * (math.sqrt(_sq(a)) * l1b + l1a * math.sqrt(_sq(bb)))
-    return out, 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
-
-
-def _sq(a: FloatArray) -> float:
-    """sum of squares without BLAS (whose threads stall on a busy machine)."""
-    return float(np.sum(a * a))
-
-
 def _fft_relative_error(nf: int) -> float:
     """3 eps_F + u for transforms of length nf [@higham2002accuracy, Thm 24.2, with twiddle error u;
     pocketfft's mixed radices are charged as if every level were a radix-2 level, log2 nf]."""
@@ -397,49 +353,187 @@ def _fft_relative_error(nf: int) -> float:
     return 3.0 * eps_f + u
 
 
-def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
-    """Law of the sum of independent losses (composition), by FFT when large.
+def _norms(x: FloatArray) -> tuple[float, float]:
+    """(|x|_2, |x|_1) of a non-negative array, without BLAS (whose threads stall on a busy
+    machine); both rounded up by a relative margin far above their rounding error."""
+    up = 1.0 + 1e-9
+    return math.sqrt(float(np.sum(x * x))) * up, float(np.sum(x)) * up
 
-    Round-off: every product carries a worst-case bound on its l1 error (``_fft_conv``: the
-    normwise FFT bound of [@higham2002accuracy]), added to the slack. So that the error of the
-    bulk is not spread over the whole (mostly tail) support, the bulk-by-bulk product is done on
-    its own short FFT and the terms involving a tail, tiny in norm, on the full length. Negative
-    values are clipped (which moves each towards the true non-negative value).
+
+def _fft_sum(terms: list[tuple[FloatArray, FloatArray]], n: int) -> tuple[FloatArray, float]:
+    """sum_k x_k * y_k for non-negative arrays by one FFT product sum, and a worst-case bound
+    on the l2 norm of its error.
+
+    Each transform of length N errs by eps_F relative in l2 [@higham2002accuracy, Thm 24.2]; as
+    |F x|_inf <= |x|_1 for non-negative x and |F^-1 v|_2 = |v|_2 / sqrt N, a product x * y errs by
+    at most (3 eps_F + u)(|x|_2 |y|_1 + |x|_1 |y|_2) in l2. The complex products and the sum of K
+    terms in the frequency domain add (K + 4) u to the factor, and second-order terms a 1% margin.
+    """
+    nf = sfft.next_fast_len(n, real=True)
+    acc = np.zeros(nf // 2 + 1, dtype=np.complex128)
+    weight = 0.0
+    for x, y in terms:
+        acc += sfft.rfft(x, nf) * sfft.rfft(y, nf)
+        (x2, x1), (y2, y1) = _norms(x), _norms(y)
+        weight += x2 * y1 + x1 * y2
+    factor = _fft_relative_error(nf) + (len(terms) + 4) * EPS_MACH / 2.0
+    return sfft.irfft(acc, nf)[:n], 1.01 * factor * weight
+
+
+#: the bound of an integer product must stay below this for rounding to recover it exactly
+EXACT_BOUND = 0.25
+#: widest slice tried (two slices of 26 bits keep their integer sums exact in doubles)
+MAX_SLICE_BITS = 26
+
+
+class _Operand:
+    """One operand x of ``_split_conv``, sliced: x = ulp0 H0 + ulp1 H1 + t2 with H0, H1 integers
+    in [0, 2^beta) on the window [lo, hi) where x >= ulp1, ulp_k = top 2^{-(k+1) beta} (top a power
+    of 2 at least max x), and 0 <= t2 < ulp1 everywhere. Every step is exact in floating point:
+    scalings by powers of 2, floor, and the remainders x - floor(x / ulp) ulp."""
+
+    def __init__(self, x: FloatArray) -> None:
+        self.x: FloatArray = x
+        self.top = math.ldexp(1.0, math.frexp(float(x.max()))[1])
+        self._left: FloatArray = np.maximum.accumulate(x)
+        self._right: FloatArray = np.maximum.accumulate(x[::-1])
+
+    def window(self, beta: int) -> tuple[int, int, float, FloatArray, FloatArray]:
+        """(lo, hi, ulp0, H0, H1) for slices of beta bits."""
+        ulp0, ulp1 = math.ldexp(self.top, -beta), math.ldexp(self.top, -2 * beta)
+        lo = int(np.searchsorted(self._left, ulp1, side="left"))
+        hi = self.x.size - int(np.searchsorted(self._right, ulp1, side="left"))
+        xw = self.x[lo:hi]
+        h0 = np.floor(xw / ulp0)
+        h1 = np.floor((xw - h0 * ulp0) / ulp1)
+        return lo, hi, ulp0, h0, h1
+
+    def t2(self, beta: int) -> FloatArray:
+        """The remainder t2 (full length)."""
+        lo, hi, ulp0, h0, h1 = self.window(beta)
+        t2: FloatArray = self.x.copy()
+        t2[lo:hi] = (self.x[lo:hi] - h0 * ulp0) - h1 * math.ldexp(ulp0, -beta)
+        return t2
+
+
+def _integer_bounds(fa: tuple[FloatArray, FloatArray], fb: tuple[FloatArray, FloatArray],
+                    nfe: int) -> tuple[float, float, float]:
+    """Worst-case l2 (hence entrywise) error bounds of the FFT products of the integer slices:
+    H0 * H0', H0 * H1' + H1 * H0' and H1 * H1' (``_fft_sum``'s factor, with 3 terms)."""
+    (a02, a01), (a12, a11) = _norms(fa[0]), _norms(fa[1])
+    (b02, b01), (b12, b11) = _norms(fb[0]), _norms(fb[1])
+    factor = 1.01 * (_fft_relative_error(nfe) + 7 * EPS_MACH / 2.0)
+    return (factor * (a02 * b01 + a01 * b02),
+            factor * (a02 * b11 + a01 * b12 + a12 * b01 + a11 * b02),
+            factor * (a12 * b11 + a11 * b12))
+
+
+def _split_conv(a: FloatArray, b: FloatArray | None, n: int) -> tuple[FloatArray, float, float,
+                                                                           float]:
+    """a * b of non-negative arrays with error-free splitting [@ozaki2012error]: the two leading
+    slices of each operand are integer vectors whose products the FFT computes with a certified
+    error below 1/4, so rounding returns them exactly; only products of small remainders carry
+    round-off, charged by ``_fft_sum``'s bound.
+
+    With h_k = ulp_k H_k and a = h0 + h1 + t2 (likewise b): a * b = h0 h0' + (h0 h1' + h1 h0')
+    [exact] + h1 h1' [short FFT] + (h0 + h1) t2' + t2 b [full length]. As t2 < 2^-2beta and
+    h1 < 2^-beta of the largest entry, the error is about 2^-2beta times that of a plain FFT. The
+    slice width beta is the largest for which both integer products are certified exact.
+    """
+    same = b is None
+    oa = _Operand(a)
+    ob = oa if b is None else _Operand(b)
+    tried: dict[int, float] = {}
+    beta = 16
+    while beta not in tried:
+        wa, wb = oa.window(beta), (None if same else ob.window(beta))
+        wb = wa if wb is None else wb
+        nfe = sfft.next_fast_len(wa[3].size + wb[3].size - 1, real=True)
+        bound = max(_integer_bounds(wa[3:], wb[3:], nfe)[:2])
+        tried[beta] = bound
+        if bound == 0.0:
+            step = 4
+        elif EXACT_BOUND <= 0.0:
+            step = -MAX_SLICE_BITS
+        else:
+            step = math.floor(math.log2(EXACT_BOUND / bound) / 2)
+        beta = min(MAX_SLICE_BITS, max(4, beta + step))
+    good = [k for k, v in tried.items() if v <= EXACT_BOUND]
+    beta = max(good) if good else min(tried)
+    lo_a, hi_a, ulp0a, h0a, h1a = oa.window(beta)
+    lo_b, _, ulp0b, h0b, h1b = (lo_a, hi_a, ulp0a, h0a, h1a) if same else ob.window(beta)
+    # the integer products on the windows: diagonals of units ulp0 ulp0' 2^{-k beta}
+    nw = h0a.size + h0b.size - 1
+    nfe = sfft.next_fast_len(nw, real=True)
+    fa0, fa1 = sfft.rfft(h0a, nfe), sfft.rfft(h1a, nfe)
+    fb0, fb1 = (fa0, fa1) if same else (sfft.rfft(h0b, nfe), sfft.rfft(h1b, nfe))
+    bounds = _integer_bounds((h0a, h1a), (h0b, h1b), nfe)
+    diagonals = (fa0 * fb0, fa0 * fb1 + fa1 * fb0, fa1 * fb1)
+    unit = ulp0a * ulp0b
+    l1 = 0.0
+    exact = np.zeros(nw)
+    for k, (spec, bnd) in enumerate(zip(diagonals, bounds, strict=True)):
+        d = sfft.irfft(spec, nfe)[:nw]
+        r = np.rint(d)
+        u_k = math.ldexp(unit, -k * beta)
+        if bnd <= EXACT_BOUND and float(np.max(np.abs(d - r))) <= EXACT_BOUND:
+            exact += np.maximum(r, 0.0) * u_k  # exact integers times a power of 2
+        else:  # not certified exact: keep the float values and charge the bound (l1 <= sqrt N l2)
+            exact += d * u_k
+            l1 += math.sqrt(nfe) * bnd * u_k
+    # the remainders, on the full length
+    t2a = oa.t2(beta)
+    if same:
+        # (h0 + h1) t2 + t2 a = t2 (2a - t2); 2a - t2 = a + (h0 + h1) rounds relatively (u)
+        y = a.copy()
+        y[lo_a:hi_a] += a[lo_a:hi_a] - t2a[lo_a:hi_a]
+        terms = [(t2a, y)]
+    else:
+        t2b = ob.t2(beta)
+        ha = np.zeros_like(a)
+        ha[lo_a:hi_a] = a[lo_a:hi_a] - t2a[lo_a:hi_a]  # h0 + h1: exact
+        terms = [(ha, t2b), (t2a, b)]
+    out, err_l2 = _fft_sum(terms, n)
+    nf = sfft.next_fast_len(n, real=True)
+    out[lo_a + lo_b:lo_a + lo_b + nw] += exact
+    # relative: the exact diagonals' sum (2 roundings), the final addition, and 2a - t2
+    return out, 4.0 * EPS_MACH, l1 + math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
+
+
+def _fft_conv(a: FloatArray, b: FloatArray | None, n: int,
+              direct_limit: int) -> tuple[FloatArray, float, float, float]:
+    """Linear convolution a * b (a * a when b is None) of non-negative arrays, with worst-case
+    round-off bounds ``(out, rel, l1, typical)``: |out - a * b| <= rel (a * b) + e with |e|_1 <= l1;
+    ``typical`` is the root-mean-square size of e's entries (|e|_2 / sqrt N), a noise level that
+    only guides where tails are cut.
+
+    Direct summation of m non-negative products errs by at most gamma_m = m u / (1 - m u) relative
+    per entry [@higham2002accuracy, Sec. 3.1]: ``rel`` = gamma_m, no absolute part. Larger products
+    go by FFT with error-free splitting (``_split_conv``).
+    """
+    bb = a if b is None else b
+    m = min(a.size, bb.size)
+    if not (a.any() and bb.any()):
+        return np.zeros(n), 0.0, 0.0, 0.0
+    if a.size * bb.size <= direct_limit:
+        return np.convolve(a, bb), m * EPS_MACH / (1.0 - m * EPS_MACH), 0.0, 0.0
+    return _split_conv(a, b, n)
+
+
+def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
+    """Law of the sum of independent losses (composition), directly when small, else by FFT with
+    error-free splitting (``_fft_conv``). Round-off enters as a relative bound (``rel``) and a
+    worst-case bound on the l1 error added to the slack. Negative values are clipped (which moves
+    each towards the true non-negative value).
     """
     if a.h != b.h or a.pessimistic != b.pessimistic:
         raise ValueError("convolve needs laws on the same grid and of the same kind")
     ma, mb = a.masses, b.masses
     n = ma.size + mb.size - 1
     same = a is b
-    a0, a1 = _bulk(ma)
-    b0, b1 = (a0, a1) if same else _bulk(mb)
-    if (a1 - a0) + (b1 - b0) > 0.6 * (ma.size + mb.size):
-        # the bulk fills the arrays: splitting would not shorten the FFT
-        a0, a1, b0, b1 = 0, ma.size, 0, mb.size
-    ab, bb = ma[a0:a1], mb[b0:b1]
-    limit = DIRECT_CONV[a.pessimistic]
-    bulk, rel_c, slack_fft, inf_bulk = _fft_conv(ab, None if same else bb, ab.size + bb.size - 1, limit)
-    out = np.zeros(n)
-    out[a0 + b0:a0 + b0 + bulk.size] = bulk
-    ta = ma.copy()
-    ta[a0:a1] = 0.0
-    floor = np.zeros(n)
-    floor[a0 + b0:a0 + b0 + bulk.size] = inf_bulk
-    if ta.any() or (not same and (mb[:b0].any() or mb[b1:].any())):
-        # a * b - a_bulk * b_bulk = a_tail * b + a_bulk * b_tail
-        a_bulk = np.concatenate([np.zeros(a0), ab, np.zeros(ma.size - a1)])
-        if same:
-            cross, rel_x, l1_x, inf_x = _fft_conv(ta, ma + a_bulk, n, limit)
-        else:
-            tb = mb.copy()
-            tb[b0:b1] = 0.0
-            c1, rel_1, l1_1, inf_1 = _fft_conv(ta, mb, n, limit)
-            c2, rel_2, l1_2, inf_2 = _fft_conv(a_bulk, tb, n, limit)
-            cross, rel_x, l1_x, inf_x = c1 + c2, max(rel_1, rel_2), l1_1 + l1_2, inf_1 + inf_2
-        out += cross
-        rel_c = max(rel_c, rel_x) + EPS_MACH  # the parts are non-negative; one more rounding
-        slack_fft += l1_x
-        floor += inf_x
+    out, rel_c, slack_fft, noise = _fft_conv(ma, None if same else mb, n,
+                                             DIRECT_CONV[a.pessimistic])
+    floor = noise
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     tot_a, tot_b = a.total, b.total
     inf = a.inf * tot_b + (tot_a - a.inf) * b.inf

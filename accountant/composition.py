@@ -14,7 +14,7 @@ import numpy as np
 from ._numeric import check_count, hypot_up, log_binomial_pmf, round_up, sum_up
 from .conversions import to_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from .pld import PLD, compose_plds
+from .pld import PLD, check_tol, compose_plds
 from .tradeoff import FiniteLossTradeoff, ProfileTradeoff
 
 Method = Literal["exact", "pld", "clt", "basic", "advanced", "rdp"]
@@ -27,28 +27,39 @@ BERRY_ESSEEN_C = 0.56
 
 
 @overload
-def compose(guarantees: Sequence[GDP], *, method: Literal["exact"] = ...) -> GDP: ...
+def compose(guarantees: Sequence[GDP], *, method: Literal["exact"] = ...,
+            tol: float | None = ...) -> GDP: ...
 @overload
-def compose(guarantees: Sequence[ZCDP], *, method: Literal["exact"] = ...) -> ZCDP: ...
+def compose(guarantees: Sequence[ZCDP], *, method: Literal["exact"] = ...,
+            tol: float | None = ...) -> ZCDP: ...
 @overload
-def compose(guarantees: Sequence[PLD], *, method: Literal["exact"] = ...) -> PLD: ...
+def compose(guarantees: Sequence[PLD], *, method: Literal["exact"] = ...,
+            tol: float | None = ...) -> PLD: ...
 @overload
-def compose(guarantees: Sequence[PureDP | ApproxDP], *, method: Literal["exact"] = ...) -> FDP: ...
+def compose(guarantees: Sequence[PureDP | ApproxDP], *, method: Literal["exact"] = ...,
+            tol: float | None = ...) -> FDP: ...
 @overload
-def compose(guarantees: Sequence[Guarantee], *, method: Literal["pld"]) -> PLD: ...
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["pld"],
+            tol: float | None = ...) -> PLD: ...
 @overload
-def compose(guarantees: Sequence[Guarantee], *, method: Literal["clt"]) -> CLTGDP: ...
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["clt"],
+            tol: float | None = ...) -> CLTGDP: ...
 @overload
-def compose(guarantees: Sequence[Guarantee], *, method: Literal["basic"]) -> ApproxDP: ...
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["basic"],
+            tol: float | None = ...) -> ApproxDP: ...
 @overload
-def compose(guarantees: Sequence[Guarantee], *, method: Literal["advanced"]) -> FDP: ...
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["advanced"],
+            tol: float | None = ...) -> FDP: ...
 @overload
-def compose(guarantees: Sequence[Guarantee], *, method: Literal["rdp"]) -> RDP: ...
+def compose(guarantees: Sequence[Guarantee], *, method: Literal["rdp"],
+            tol: float | None = ...) -> RDP: ...
 @overload
-def compose(guarantees: Sequence[Guarantee], *, method: Method = ...) -> Guarantee: ...
+def compose(guarantees: Sequence[Guarantee], *, method: Method = ...,
+            tol: float | None = ...) -> Guarantee: ...
 
 
-def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact") -> Guarantee:
+def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact",
+            tol: float | None = None) -> Guarantee:
     """Guarantee of the adaptive composition of mechanisms with the given guarantees.
 
     method:
@@ -66,16 +77,26 @@ def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact") -> Gua
         profile over all eps. A baseline.
       - ``"rdp"``: convert each guarantee to RDP, add, convert back [@mironov2017renyi; @canonne2020discrete].
 
+    ``tol`` (PLD results only: ``"pld"``, and ``"exact"`` where no closed form exists) is the
+    target width in epsilon of the certified bracket ``epsilon_bracket(delta)``: it sets the grid,
+    and a smaller tol gives a narrower bracket, at a cost growing like 1/sqrt(tol). The default is
+    the smallest tol of the PLDs composed (``accountant.pld.DEFAULT_TOL`` for other guarantees).
+
     A ``CLTGDP`` (an approximation) composes only by ``"clt"``; every other method refuses it.
     """
     gs = _guarantee_list(guarantees)
+    if tol is not None:
+        tol = check_tol(tol)
+        if method not in ("exact", "pld"):
+            raise ValueError(f"tol applies to PLD compositions (method 'pld' or 'exact'), "
+                             f"not to method={method!r}")
     if method != "clt" and any(isinstance(g, CLTGDP) for g in gs):
         raise ValueError(f"a CLTGDP is an approximation, not a bound, and cannot be composed by "
                          f"method={method!r}; use method='clt', or its .rigorous() guarantee")
     if method == "exact":
-        return _compose_exact(gs)
+        return _compose_exact(gs, tol)
     if method == "pld":
-        return compose_plds(gs)
+        return compose_plds(gs, tol)
     if method == "clt":
         return compose_clt(gs)
     if method == "basic":
@@ -119,12 +140,12 @@ def register_composition(kinds: type[Guarantee] | tuple[type[Guarantee], ...],
     _CLOSED_FORMS.append((frozenset(group), fn))
 
 
-def _compose_exact(gs: list[Guarantee]) -> Guarantee:
+def _compose_exact(gs: list[Guarantee], tol: float | None = None) -> Guarantee:
     kinds = set(map(type, gs))
     for group, fn in _CLOSED_FORMS:
         if kinds <= group:
             return fn(gs)
-    return compose_plds(gs)
+    return compose_plds(gs, tol)
 
 
 def _eps_delta(g: Guarantee) -> tuple[float, float]:

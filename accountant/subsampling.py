@@ -38,30 +38,35 @@ from .pairs import (
     _mixture_log,
     symmetric_direction,
 )
-from .pld import PLD, pld_from_guarantee
+from .pld import PLD, check_tol, pld_from_guarantee
 
 Scheme = Literal["poisson", "without_replacement"]
 
 
-def subsample(mechanism: Guarantee, rate: float, scheme: Scheme = "poisson") -> PLD:
+def subsample(mechanism: Guarantee, rate: float, scheme: Scheme = "poisson",
+              tol: float | None = None) -> PLD:
     """The PLD of a mechanism run on a random subsample of the data.
 
     ``mechanism`` is a guarantee (GDP, PureDP, ApproxDP, FDP, ...) or a single-mechanism PLD;
     ``rate`` is the sampling probability q (Poisson) or m/n (without replacement). The result
     composes with ``compose([...] * T)`` and its ``epsilon(delta)`` is a sound upper bound, with
     ``epsilon_bracket`` for the lower bound. A Gaussian (GDP) keeps its exact mixture tails.
+    ``tol`` is the target width of the bracket (see ``PLD``; default: the mechanism's PLD's). A
+    composition takes the smallest tol of its parts unless ``compose(..., tol=...)`` sets one.
     """
     if not isinstance(mechanism, Guarantee):
         raise TypeError(f"mechanism must be an accountant guarantee, got {type(mechanism).__name__}")
     r = check_real("rate", rate, low=0.0, high=1.0, low_open=True)
     if scheme not in ("poisson", "without_replacement"):
         raise ValueError(f"scheme must be 'poisson' or 'without_replacement', got {scheme!r}")
+    t = None if tol is None else check_tol(tol)
     pld = pld_from_guarantee(mechanism)
     if len(pld.factors) != 1 or pld.factors[0][1] != 1:
         raise ValueError("subsample a single mechanism (a PLD of one mechanism, count 1); "
                          "subsample first, then compose")
     base = pld.factors[0][0]
-    return PLD.from_pair(base if r == 1.0 else SubsampledPair(base, r, scheme), tol=pld.tol)
+    return PLD.from_pair(base if r == 1.0 else SubsampledPair(base, r, scheme),
+                         tol=pld.tol if t is None else t)
 
 
 @dataclass(frozen=True)
@@ -143,14 +148,16 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
     return out[0], out[1]
 
 
-def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float = 1.0) -> PLD:
-    """One step of DP-SGD: a Gaussian of noise multiplier sigma, Poisson-subsampled with rate q."""
+def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float = 1.0,
+                        tol: float | None = None) -> PLD:
+    """One step of DP-SGD: a Gaussian of noise multiplier sigma, Poisson-subsampled with rate q
+    (``tol``: the target bracket width, see ``PLD``)."""
     s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=math.inf,
                    high_open=True)
     d = check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
                    high_open=True)
     check_real("sensitivity / noise_multiplier", d / s, low=0.0, low_open=True, high=1e4)
-    return subsample(GDP(d / s), rate, "poisson")
+    return subsample(GDP(d / s), rate, "poisson", tol)
 
 
 __all__ = ["SubsampledPair", "subsample", "subsampled_gaussian"]
