@@ -204,6 +204,10 @@ def _mean_abs_coordinate(k: int) -> float:
     return math.exp(math.lgamma(k / 2) - math.lgamma((k + 1) / 2)) / math.sqrt(math.pi)
 
 
+#: Smallest LDP level of ``DuchiL2`` (and smallest layer increment ``BCDPMean`` runs).
+MIN_ALPHA = 1e-12
+
+
 @dataclass(frozen=True)
 class DuchiL2(Mechanism):
     """The alpha-LDP channel of Duchi, Jordan & Wainwright for records in the L2 ball of radius r in
@@ -230,8 +234,8 @@ class DuchiL2(Mechanism):
     dim: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "alpha", check_real("alpha", self.alpha, low=0.0, high=700.0,
-                                                     low_open=True))
+        # below ~1e-12 the sphere's radius r/tanh(alpha/2) outgrows any useful double
+        object.__setattr__(self, "alpha", check_real("alpha", self.alpha, low=MIN_ALPHA, high=700.0))
         object.__setattr__(self, "radius", check_real("radius", self.radius, low=0.0,
                                                       high=1e150, low_open=True))
         object.__setattr__(self, "dim", check_count("dim", self.dim, low=1, high=10**6))
@@ -337,10 +341,11 @@ class BCDPMean(Mechanism):
     """M_mean [@aliakbarpour2025enhancing, Mechanism 1] for records in [-1, 1]^d with a
     non-decreasing CDP vector c: layer k runs the (c_k - c_{k-1})-LDP ``channel`` on x_{k:d} (radius
     sqrt(d - k + 1)); coordinate i is estimated by the w-weighted mean of the layers k <= i,
-    w_k = (c_k - c_{k-1})^2/(d - k + 1). Layers with a zero increment are not run (a coordinate
-    covered by none is estimated by 0). The release is c-CDP and c_d-LDP (Theorem 2's proof), hence,
-    under priors with dependence bound ``q`` on coordinates 1..d-1 (Assumption 1), BCDP with the
-    vector of Prop. 4 (``guarantee()``). Unbiased whenever every coordinate is covered."""
+    w_k = (c_k - c_{k-1})^2/(d - k + 1). Layers with an increment below ``MIN_ALPHA`` are not run
+    (a coordinate covered by none is estimated by 0). The release is c-CDP and c_d-LDP (Theorem 2's
+    proof), hence, under priors with dependence bound ``q`` on coordinates 1..d-1 (Assumption 1),
+    BCDP with the vector of Prop. 4 (``guarantee()``). Unbiased whenever every coordinate is
+    covered."""
 
     c: tuple[float, ...]
     q: float
@@ -404,7 +409,7 @@ class BCDPMean(Mechanism):
         for k, ck in enumerate(self.c):
             inc = ck - prev
             prev = ck
-            if inc > 0:
+            if inc >= MIN_ALPHA:  # a smaller increment (rounding) is not released: more private
                 ch = self.channel(inc, math.sqrt(d - k), d - k)
                 if not implies(ch.guarantee(), LocalDP(inc)):  # Theorem 2 composes these levels
                     raise ValueError(f"channel({inc!r}, ...) declares {ch.guarantee()}, which does not "
