@@ -1,85 +1,92 @@
 """dpcert accountant: privacy guarantees, trade-off functions, conversions and composition."""
 
-from .bcdp import (
-    BCDP,
-    BayesianDP,
-    BCDPCompositionError,
-    CoordinateDP,
-    LocalDP,
-    baseline_zeta,
-    bcdp_cdp_vector,
-    cdp_to_bcdp,
-    ldp_to_bcdp,
-    ldp_to_bdp,
-    mean_cdp_vector,
-)
-from .calibration import calibrate, calibrate_count
-from .composition import (
-    Method,
-    compose,
-    compose_advanced,
-    compose_basic,
-    compose_clt,
-    compose_rdp,
-    register_composition,
-)
-from .conversions import (
-    gdp_to_approx_dp,
-    gdp_to_tradeoff,
-    gdp_to_zcdp,
-    pure_dp_to_approx_dp,
-    pure_dp_to_gdp,
-    pure_dp_to_rdp,
-    pure_dp_to_zcdp,
-    rdp_to_approx_dp,
-    rdp_to_approx_dp_classic,
-    to_gdp,
-    to_rdp,
-    to_zcdp,
-    zcdp_to_approx_dp,
-    zcdp_to_rdp,
-)
-from .dpsgd import (
-    DPSGDAccount,
-    dpsgd_clt_mu,
-    dpsgd_epsilon,
-    dpsgd_noise_multiplier,
-    dpsgd_pld,
-    dpsgd_sampling_rate,
-    dpsgd_steps,
-    subsampled_gaussian_rdp,
-)
-from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-from .interop import OpacusAccountant, from_dp_event, register_dp_event
-from .ledger import BudgetExceededError, Ledger, Release
-from .ordering import Implication, implication, implies, register_target
-from .pairs import (
-    ApproxDPPair,
-    DiscreteGaussianPair,
-    DiscreteLaplacePair,
-    FinitePair,
-    GaussianPair,
-    LaplacePair,
-    Pair,
-    RandomizedResponsePair,
-)
-from .pld import PLD, compose_plds, pld_from_guarantee
-from .serialisation import guarantee_from_dict, guarantee_to_dict, register_guarantee
-from .subsampling import SubsampledPair, subsample, subsampled_gaussian
-from .tradeoff import (
-    CallableTradeoff,
-    FiniteLossTradeoff,
-    GaussianTradeoff,
-    LaplaceTradeoff,
-    LossMoments,
-    PiecewiseLinearTradeoff,
-    ProfileTradeoff,
-    TradeoffFunction,
-    discrete_gaussian_is_gdp,
-    discrete_gaussian_window,
-    profile_to_tradeoff,
-    tradeoff_to_profile,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
+
+if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
+    from .bcdp import (
+        BCDP,
+        BayesianDP,
+        BCDPCompositionError,
+        CoordinateDP,
+        LocalDP,
+        baseline_zeta,
+        bcdp_cdp_vector,
+        cdp_to_bcdp,
+        ldp_to_bcdp,
+        ldp_to_bdp,
+        mean_cdp_vector,
+    )
+    from .calibration import calibrate, calibrate_count
+    from .composition import (
+        Method,
+        compose,
+        compose_advanced,
+        compose_basic,
+        compose_clt,
+        compose_rdp,
+        register_composition,
+    )
+    from .conversions import (
+        gdp_to_approx_dp,
+        gdp_to_tradeoff,
+        gdp_to_zcdp,
+        pure_dp_to_approx_dp,
+        pure_dp_to_gdp,
+        pure_dp_to_rdp,
+        pure_dp_to_zcdp,
+        rdp_to_approx_dp,
+        rdp_to_approx_dp_classic,
+        to_gdp,
+        to_rdp,
+        to_zcdp,
+        zcdp_to_approx_dp,
+        zcdp_to_rdp,
+    )
+    from .dpsgd import (
+        DPSGDAccount,
+        dpsgd_clt_mu,
+        dpsgd_epsilon,
+        dpsgd_noise_multiplier,
+        dpsgd_pld,
+        dpsgd_sampling_rate,
+        dpsgd_steps,
+        subsampled_gaussian_rdp,
+    )
+    from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+    from .interop import OpacusAccountant, from_dp_event, register_dp_event
+    from .ledger import BudgetExceededError, Ledger, Release
+    from .ordering import Implication, implication, implies, register_target
+    from .pairs import (
+        ApproxDPPair,
+        DiscreteGaussianPair,
+        DiscreteLaplacePair,
+        FinitePair,
+        GaussianPair,
+        LaplacePair,
+        Pair,
+        RandomizedResponsePair,
+    )
+    from .pld import PLD, compose_plds, pld_from_guarantee
+    from .serialisation import guarantee_from_dict, guarantee_to_dict, register_guarantee
+    from .subsampling import SubsampledPair, subsample, subsampled_gaussian
+    from .tradeoff import (
+        CallableTradeoff,
+        FiniteLossTradeoff,
+        GaussianTradeoff,
+        LaplaceTradeoff,
+        LossMoments,
+        PiecewiseLinearTradeoff,
+        ProfileTradeoff,
+        TradeoffFunction,
+        discrete_gaussian_is_gdp,
+        discrete_gaussian_window,
+        profile_to_tradeoff,
+        tradeoff_to_profile,
+    )
 
 __all__ = [
     "BCDP",
@@ -172,3 +179,5 @@ __all__ = [
     "zcdp_to_approx_dp",
     "zcdp_to_rdp",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

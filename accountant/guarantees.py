@@ -17,7 +17,6 @@ from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize
 
 from ._numeric import (
     FloatArray,
@@ -299,6 +298,8 @@ class RDP(Guarantee):
     def _minimise(self, objective: Callable[[float], float]) -> float:
         if self.curve is None:
             return min(objective(o) for o in self.orders)
+        from scipy import optimize  # imported on use: scipy.optimize is slow to import
+
         res = optimize.minimize_scalar(lambda t: objective(1.0 + math.exp(t)),
                                        bounds=(-12.0, math.log(_MAX_ORDER)), method="bounded",
                                        options={"xatol": 1e-10})

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, special
+from scipy import special
 
 from ._numeric import (
     FloatArray,
@@ -262,6 +262,8 @@ class LaplaceTradeoff(TradeoffFunction):
         # Under P = Lap(0,1): L = -eps for y < 0 (mass 1/2), eps for y > eps (mass e^-eps/2),
         # 2y - eps in between (density e^-y / 2).
         e = self.eps
+
+        from scipy import integrate  # imported on use: slow to import
 
         def moment(g: Callable[[float], float]) -> float:
             body, _ = integrate.quad(lambda y: g(2 * y - e) * math.exp(-y) / 2, 0.0, e)

@@ -1,9 +1,16 @@
 """dpcert verify: white-box certification, black-box audits and the ``dpcert`` command."""
 
-from .audit import AuditReport, MechanismError, TestPoint, assert_private, audit
-from .certify import Certificate, certify
-from .neighbours import PatternSearch, RandomSearch, statdp_patterns
-from .protocols import Auditable, DeclaredMechanism, Neighbours, NeighbourSearch, SampledMechanism
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from accountant.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
+    from .audit import AuditReport, MechanismError, TestPoint, assert_private, audit
+    from .certify import Certificate, certify
+    from .neighbours import PatternSearch, RandomSearch, statdp_patterns
+    from .protocols import Auditable, DeclaredMechanism, Neighbours, NeighbourSearch, SampledMechanism
 
 __all__ = [
     "AuditReport",
@@ -22,3 +29,5 @@ __all__ = [
     "certify",
     "statdp_patterns",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
