@@ -69,3 +69,20 @@ def test_tol_is_refused_where_it_does_not_apply() -> None:
         compose([GDP(1.0)] * 2, method="clt", tol=1e-4)
     with pytest.raises(TypeError, match="tol"):
         compose([GDP(1.0)] * 2, method="pld", tol="1e-4")  # type: ignore[call-overload]
+
+
+def test_cli_tol(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from verify.cli import main
+
+    args = ["account", "--gdp", "0.3x4", "--approx", "0.5,1e-7x3", "--delta", "1e-5", "--json"]
+    assert main([*args, "--tol", "1e-3"]) == 0
+    coarse = json.loads(capsys.readouterr().out)
+    assert main([*args, "--tol", "1e-5"]) == 0
+    fine = json.loads(capsys.readouterr().out)
+    assert coarse["method"] == fine["method"] == "pld"
+    assert main([*args, "--tol", "-1"]) == 2
+    assert "tol" in capsys.readouterr().err
+    (lo_c, up_c), (lo_f, up_f) = coarse["epsilon_bracket"]["1e-05"], fine["epsilon_bracket"]["1e-05"]
+    assert up_f - lo_f < up_c - lo_c  # the accuracy reached the grid

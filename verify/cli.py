@@ -138,7 +138,7 @@ def _guarantees(args: argparse.Namespace, gs: list[Guarantee] | None = None) -> 
     return gs
 
 
-def _compose(gs: list[Guarantee], method: str) -> tuple[Guarantee, str]:
+def _compose(gs: list[Guarantee], method: str, tol: float | None = None) -> tuple[Guarantee, str]:
     from accountant import Method, compose
 
     if len(gs) == 1 and method in ("auto", "exact"):
@@ -147,7 +147,7 @@ def _compose(gs: list[Guarantee], method: str) -> tuple[Guarantee, str]:
     errors = []
     for m in tried:
         try:
-            g = compose(gs, method=cast(Method, m))
+            g = compose(gs, method=cast(Method, m), tol=tol)
             # the exact default composes numerically (PLD) when no closed form exists
             return g, "pld" if type(g).__name__ == "PLD" else m
         except (ValueError, TypeError, ArithmeticError, IndexError) as exc:
@@ -200,7 +200,7 @@ def _fmt(v: float | str) -> str:
 
 def cmd_account(args: argparse.Namespace) -> str:
     gs = _guarantees(args, getattr(args, "prefilled", None))
-    g, method = _compose(gs, args.method)
+    g, method = _compose(gs, args.method, getattr(args, "tol", None))
     s = _summary(g, args.delta or [1e-5], args.eps or [])
     s["method"] = method
     s["count"] = len(gs)
@@ -726,6 +726,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_guarantee_args(p)
     p.add_argument("--method", choices=METHODS, default="auto",
                    help="composition method (auto: exact closed form, else numeric PLD)")
+    p.add_argument("--tol", type=float, help="target width in epsilon of a PLD's bracket (accuracy)")
     p.set_defaults(run=cmd_account)
     p = _command(sub, "convert", help="convert one guarantee to another notion")
     _add_guarantee_args(p)
