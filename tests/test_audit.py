@@ -32,7 +32,7 @@ def test_acceptance_interface_plain_callable() -> None:
 
 
 def test_violation_report_contents() -> None:
-    r = verify.audit(laplace_fn, [(0.0, 1.0)], PureDP(0.3), samples=20_000, seed=1)
+    r = verify.audit(LAPLACE, [(0.0, 1.0)], PureDP(0.3), samples=20_000, seed=1)
     assert r.violation and r.epsilon_lower > 0.3
     w = r.witness
     assert w is not None and w.claim_margin > 0 and w.p_value <= 0.05
@@ -70,7 +70,8 @@ def test_tuple_and_list_outputs_are_counted_exactly() -> None:
         return (x if keep else 1 - x, "tag")
 
     r = verify.audit(rr_pair, [(0, 1)], PureDP(0.5), samples=6000, seed=0)
-    assert r.violation and r.witness is not None and "exact value counts" in r.witness.region
+    # the tuple is featurised: its number is a coordinate, its string a category
+    assert r.violation and r.witness is not None and r.witness.region.startswith(("y[0]", "exact"))
 
     def svt_list(x: list[float], rng: np.random.Generator) -> list[bool]:
         return [bool(v + rng.laplace(0, 1) > 0.5) for v in x]
@@ -95,7 +96,12 @@ def test_lowest_bit_exponent() -> None:
 def test_gdp_and_generic_claims() -> None:
     g = examples.GaussianMechanism(1.0)
     r = verify.audit(g, [(0.0, 1.0)], GDP(0.5), samples=20_000, seed=0)
-    assert r.violation and r.mu_lower > 0.5 and r.n_tests == 2
+    # three tests (generic, declared likelihood ratio, IEEE-754) for two objectives (mu, eps)
+    assert r.violation and r.mu_lower > 0.5 and r.n_tests == 6 == len(r.points)
+    assert {p.family for p in r.points} == {"distributional", "declared", "representation"}
+    r = verify.audit(g, [(0.0, 1.0)], GDP(0.5), samples=20_000, seed=0, floating_point=False,
+                     use_privacy_loss=False)
+    assert r.violation and r.n_tests == 2 and r.representation is None
     r = verify.audit(g, [(0.0, 1.0)], ZCDP(0.05), samples=20_000, seed=0)
     assert r.violation  # 1-GDP is exactly 0.5-zCDP (and no better)
     r = verify.audit(g, [(0.0, 1.0)], ApproxDP(1.0, 1e-3), samples=20_000, seed=0)
@@ -105,7 +111,7 @@ def test_gdp_and_generic_claims() -> None:
 def test_screening_several_pairs_keeps_budget() -> None:
     mech = examples.NoisySum(1.0, assumed_sensitivity=1.0)
     pairs = [([0.0], [0.1]), ([0.0], [0.2]), ([-1.0], [1.0]), ([0.0], [0.0]), ([0.5], [0.6])]
-    r = verify.audit(mech, pairs, PureDP(1.0), samples=20_000, seed=0, max_pairs=2)
+    r = verify.audit(mech, pairs, PureDP(1.0), samples=20_000, seed=0, max_pairs=2, floating_point=False)
     assert r.n_tests == 2 and r.candidate_pairs == 5
     assert r.violation and r.witness is not None and r.witness.pair == 2
 
@@ -135,8 +141,14 @@ def test_bad_inputs() -> None:
     def ragged(x: float, rng: np.random.Generator, size: int) -> np.ndarray:
         return np.zeros((size, 2)) if x == 0 else np.zeros((size, 3))
 
-    with pytest.raises(ValueError, match=r"mechanism.*shape"):
-        verify.audit(ragged, [(0.0, 1.0)], PureDP(1.0), samples=100, vectorised=True)
+    # outputs of different shapes are comparable (their lengths differ): refuted, not an error
+    assert verify.audit(ragged, [(0.0, 1.0)], PureDP(1.0), samples=100, vectorised=True).violation
+
+    class Opaque:
+        __hash__ = None  # type: ignore[assignment]
+
+    with pytest.raises(ValueError, match=r"mechanism.*cannot be compared.*Opaque"):
+        verify.audit(lambda x, rng: Opaque(), [(0.0, 1.0)], PureDP(1.0), samples=100)
 
     def short(x: float, rng: np.random.Generator, size: int) -> np.ndarray:
         return np.zeros(size - 1)
@@ -162,8 +174,8 @@ def test_fdp_claim_and_plot() -> None:
     from accountant.tradeoff import GaussianTradeoff
 
     r = verify.audit(examples.GaussianMechanism(1.0), [(0.0, 1.0)], FDP(GaussianTradeoff(0.6)),
-                     samples=20_000, seed=0)
-    assert r.violation and r.n_tests == 2 and r.witness is not None and r.witness.claim_margin > 0
+                     samples=20_000, seed=0, floating_point=False)
+    assert r.violation and r.n_tests == 4 and r.witness is not None and r.witness.claim_margin > 0
     ax = r.plot()
     assert ax.get_xlabel() == "type I error alpha"
 
@@ -202,3 +214,26 @@ def test_nan_outputs_are_one_value_and_object_arrays_are_counted() -> None:
 
     r = verify.audit(objs, [(0, 1)], PureDP(1.0), samples=4000, seed=0, vectorised=True)
     assert r.violation and r.epsilon_lower <= math.log(4)
+
+
+class DeclaresTheIntendedLoss:
+    """Samples a 4-DP Laplace but declares no privacy loss at all (a wrong declaration: the
+    declared-ratio test has no power, so only the generic tests can see the leak)."""
+
+    def sample(self, data: float, rng: np.random.Generator, size: int) -> np.ndarray:
+        return np.asarray(examples.ScalarLaplace(4.0).sample(data, rng, size))
+
+    def privacy_loss(self, y: np.ndarray, data: float, data2: float) -> np.ndarray:
+        return np.zeros(np.asarray(y).shape[0])
+
+
+def test_declared_privacy_loss_adds_a_test_and_removes_none() -> None:
+    mech = DeclaresTheIntendedLoss()
+    r = verify.audit(mech, [(0.0, 1.0)], PureDP(1.0), samples=20_000, seed=0, floating_point=False)
+    families = {p.family for p in r.points}
+    assert families == {"distributional", "declared"} and r.n_tests == 2
+    # the declared ratio is the wrong one; the generic tests see the 4-DP outputs
+    assert r.violation and r.witness is not None and r.witness.family == "distributional"
+    r = verify.audit(mech, [(0.0, 1.0)], PureDP(1.0), samples=20_000, seed=0, floating_point=False,
+                     use_privacy_loss=False)
+    assert r.n_tests == 1 and r.violation

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from accountant.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
-    from .audit import AuditReport, MechanismError, TestPoint, assert_private, audit
+    from .audit import AuditReport, Finding, MechanismError, TestPoint, assert_private, audit
     from .certify import Certificate, certify
     from .neighbours import PatternSearch, RandomSearch, statdp_patterns
     from .protocols import Auditable, DeclaredMechanism, Neighbours, NeighbourSearch, SampledMechanism
@@ -17,6 +17,7 @@ __all__ = [
     "Auditable",
     "Certificate",
     "DeclaredMechanism",
+    "Finding",
     "MechanismError",
     "NeighbourSearch",
     "Neighbours",

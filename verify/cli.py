@@ -314,7 +314,8 @@ def cmd_audit(args: argparse.Namespace) -> str:
     else:
         raise CliError("give an example name (see --list) or --callable MODULE:FUNCTION")
     r = audit(mech, pairs, claim, samples=args.samples, confidence=args.confidence, seed=args.seed,
-              vectorised=args.vectorised, workers=args.workers, progress=args.progress)
+              vectorised=args.vectorised, workers=args.workers, progress=args.progress,
+              floating_point=args.floating_point)
     args.status = EXIT_VIOLATION if r.violation else EXIT_OK
     return r.to_json() if args.json else str(r)
 
@@ -751,6 +752,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=None, help="processes to draw with")
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    p.add_argument("--floating-point", action=argparse.BooleanOptionalAction, default=True,
+                   help="also test the IEEE-754 representation of float outputs (reported apart "
+                        "from the finding on outputs as real numbers)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_audit)
     p = _command(sub, "certify", help="white-box check of a declared mechanism against a claim")

@@ -8,8 +8,14 @@ coordinates, histograms, IEEE-754 granularity, logistic regression), and bounds
 alpha = P(reject | data) and beta = P(accept | data2) on the independent evaluation part with exact
 Clopper-Pearson bounds. Regions are chosen to maximise the bound they would give (computed with the
 same formula on the selection draws, at a stricter level so small noisy regions lose).
-With K tests and 2 bounds per test, each bound is taken at level (1 - confidence) / (2K)
-(Bonferroni), so all reported bounds hold together with probability >= confidence. A claim is
+Outputs of any type are featurised (``features``). Each pair is tested by several families, each
+a test of its own: the generic distributional family (outputs as real numbers: intervals, boxes,
+exact values of discrete outputs, structure categories, always run), the declared likelihood
+ratio (when the mechanism declares ``privacy_loss``: it adds a test, never replaces one) and, with
+``floating_point=True``, the IEEE-754 representation family; the report keeps the representation
+finding apart from the distributional one. With K tests (families x evaluated pairs x objectives)
+and 2 bounds per test, each bound is taken at level (1 - confidence) / (2K) (Bonferroni), so all
+reported bounds hold together with probability >= confidence. A claim is
 refuted when some box corner (alpha_u, beta_u) lies strictly below the claimed curve; since f
 is non-increasing, beta <= beta_u < f(alpha_u) <= f(alpha) then contradicts the claim.
 An audit is one-sided: it never certifies that a mechanism is private.
@@ -17,21 +23,23 @@ An audit is one-sided: it never certifies that a mechanism is private.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from accountant import Guarantee
+from accountant.tradeoff import TradeoffFunction
 from accountant.validation import FloatArray, check_count, check_real
 
 from ..claims import claim_delta
 from ..protocols import Auditable, Data, Neighbours, NeighbourSearch, Output, Pair
 from . import stats
+from .features import Layout
 from .regions import (
     Candidate,
     Objective,
@@ -44,9 +52,9 @@ from .regions import (
     region_masses,
     thresholds,
 )
-from .reports import AuditReport, TestPoint
-from .sampling import Progress, Sampler, make_tasks, root_seed, sampling_mode, to_batch
-from .scores import Score, fit_scores
+from .reports import AuditReport, Finding, TestPoint
+from .sampling import Progress, Sampler, make_tasks, root_seed, sampling_mode
+from .scores import FAMILIES, Family, Score, fit_scores
 
 #: Regions are chosen by the bound they would give at this multiple of the evaluation level: a
 #: stricter level penalises small, noisy regions (the winner's curse over many thresholds).
@@ -63,11 +71,13 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
           confidence: float = 0.95, seed: int | np.random.SeedSequence | None = None,
           vectorised: bool = False, delta: float | None = None, selection_fraction: float = 0.3,
           max_pairs: int = 3, workers: int | None = None, executor: Executor | None = None,
-          progress: bool | None = None, use_privacy_loss: bool = True) -> AuditReport:
+          progress: bool | None = None, use_privacy_loss: bool = True,
+          floating_point: bool = True) -> AuditReport:
     """Audit ``mechanism`` against ``claim`` on neighbouring inputs.
 
     mechanism: a dpcert mechanism (``.sample(data, rng, size)``, optional ``.privacy_loss``) or a
-      callable ``(data, rng) -> output`` (float, int, tuple, list or array), or with
+      callable ``(data, rng) -> output`` (a number, array, None, string, sentinel, or lists, tuples
+      and dicts of these, any mix across draws), or with
       ``vectorised=True`` a callable ``(data, rng, size)`` stacking outputs on axis 0.
     neighbours: a list of ``(data, data2)`` pairs, or a search (``verify.neighbours``) with a
       ``pairs(rng)`` method. With several pairs, all are screened on the selection draws and the
@@ -78,6 +88,9 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     selection_fraction: share of the draws used to fit scores and choose regions (the rest bound
       the errors); max_pairs: pairs carried from screening to evaluation.
     progress: a progress bar on stderr (default: on a terminal, for long audits).
+    use_privacy_loss: add the test on the mechanism's declared ``privacy_loss`` when it has one.
+    floating_point: also test which doubles come out (the representation finding); False reads
+      outputs as real numbers only, so the verdict judges the algorithm apart from floating point.
     workers / executor: draw in processes, or on any ``concurrent.futures.Executor`` (e.g. a Dask
       ``client.get_executor()``); the mechanism must then be picklable. Results depend on ``seed``
       only, not on the number of workers.
@@ -90,6 +103,8 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     check_real("selection_fraction", selection_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
     check_count("max_pairs", max_pairs, low=1, high=MAX_SAMPLES)
+    if not isinstance(floating_point, bool):
+        raise TypeError(f"floating_point must be True or False, got {floating_point!r}")
     if workers is not None:
         check_count("workers", workers, low=1, high=MAX_WORKERS)
     d_report = claim_delta(claim) if delta is None else check_real("delta", delta, low=0.0, high=1.0,
@@ -104,8 +119,9 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
         raise ValueError("samples is too small to split into selection and evaluation halves")
     objectives = claim_objectives(claim, d_report)
     m = min(max_pairs, len(pairs))
-    n_tests = m * len(objectives)
-    gamma = (1.0 - confidence) / (2 * n_tests)
+    # the level at which regions are compared on the selection draws (any level keeps validity;
+    # this one anticipates the evaluation level of every family's tests)
+    gamma_sel = (1.0 - confidence) / (2 * m * len(objectives) * len(FAMILIES)) * SELECTION_LEVEL_FACTOR
     f = claim.tradeoff
     fit_rng = np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31)))
 
@@ -115,89 +131,118 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     sampler = Sampler(mechanism, mode, pairs, root, workers, executor, bar)
     try:
         sel_raw = sampler.run([t for i in range(len(pairs)) for t in make_tasks(i, 0, n_sel)])
-        fitted: list[tuple[list[Score], bool]] = []
-        best: dict[Objective, list[Candidate]] = {o: [] for o in objectives}
-        shapes: list[tuple[int, ...] | None] = []
-        for i in range(len(pairs)):
-            bp = to_batch(sel_raw[(i, 0)], n_sel, None)
-            shapes.append(_row_shape(sel_raw[(i, 0)]) if bp.values is not None else None)
-            bq = to_batch(sel_raw[(i, 1)], n_sel, shapes[i])
-            discrete = is_discrete(bp, bq)
-            # fit scores on one part of the selection draws, choose thresholds on the other, so the
-            # predicted power of a fitted region is not inflated by its own fit
-            fit_p, pick_p = halves(bp)
-            fit_q, pick_q = halves(bq)
-            scores = fit_scores(fit_p, fit_q, privacy_loss=_loss_fn(mechanism, pairs[i], use_privacy_loss),
-                                discrete=discrete, rng=fit_rng)
-            fitted.append((scores, discrete))
-            for si, sc in enumerate(scores):
-                # a score that was not fitted may choose its threshold on all selection draws
-                sp = checked_scores(sc, pick_p if sc.fitted else bp)
-                sq = checked_scores(sc, pick_q if sc.fitted else bq)
-                thr = thresholds(sp, sq)
-                masses = region_masses(sp, sq, thr)
-                for direction in (0, 1):
-                    a_hat, r_hat = masses[2 * direction], masses[2 * direction + 1]
-                    # the same bounds on the threshold-choice draws: a lucky extreme region with
-                    # few events scores low, so the choice is robust to the winner's curse
-                    a_up = stats.cp_upper(a_hat * sp.size, sp.size, gamma * SELECTION_LEVEL_FACTOR)
-                    b_up = 1.0 - stats.cp_lower(r_hat * sq.size, sq.size, gamma * SELECTION_LEVEL_FACTOR)
-                    for o in objectives:
-                        vals = objective_values(o, a_up, b_up, d_report, f)
-                        j = int(np.argmax(vals))
-                        best[o].append(Candidate(float(vals[j]), i, si, direction, float(thr[j])))
+        screened = [_screen(sel_raw[(i, 0)], sel_raw[(i, 1)], n_sel, i, objectives, gamma_sel, d_report, f,
+                            _loss_fn(mechanism, pairs[i], use_privacy_loss), fit_rng, floating_point)
+                    for i in range(len(pairs))]
         del sel_raw
-        main = objectives[0]
-        pair_value: dict[int, float] = {}
-        for c in best[main]:
-            pair_value[c.pair] = max(pair_value.get(c.pair, -math.inf), c.value)
-        chosen = sorted(pair_value, key=lambda i: (-pair_value[i], i))[:m]
-        bar.add_total(2 * n_eval * len(chosen))
-        eval_raw = sampler.run([t for i in chosen for t in make_tasks(i, 1, n_eval)])
+        # per family, the m pairs whose best region promises most on the main objective
+        chosen: dict[Family, list[int]] = {}
+        for fam in FAMILIES:
+            value = {i: max(c.value for c in sc.best[(fam, objectives[0])])
+                     for i, sc in enumerate(screened) if sc.best.get((fam, objectives[0]))}
+            if value:
+                chosen[fam] = sorted(value, key=lambda i: (-value[i], i))[:m]
+        evaluated = sorted({i for v in chosen.values() for i in v})
+        bar.add_total(2 * n_eval * len(evaluated))
+        eval_raw = sampler.run([t for i in evaluated for t in make_tasks(i, 1, n_eval)])
     finally:
         bar.close()
 
+    n_tests = sum(len(v) for v in chosen.values()) * len(objectives)
+    gamma = (1.0 - confidence) / (2 * n_tests)
     points: list[TestPoint] = []
-    for i in chosen:
-        bp = to_batch(eval_raw[(i, 0)], n_eval, shapes[i])
-        bq = to_batch(eval_raw[(i, 1)], n_eval, shapes[i])
-        scores, _ = fitted[i]
+    for i in evaluated:
+        sc = screened[i]
+        bp = sc.layout.batch(eval_raw[(i, 0)], n_eval)
+        bq = sc.layout.batch(eval_raw[(i, 1)], n_eval)
         cache: dict[int, tuple[FloatArray, FloatArray]] = {}
-        for o in objectives:
-            c = max((c for c in best[o] if c.pair == i), key=lambda c: c.value)
-            if c.score not in cache:
-                cache[c.score] = (checked_scores(scores[c.score], bp), checked_scores(scores[c.score], bq))
-            sp, sq = cache[c.score]
-            points.append(evaluate(c, o, scores[c.score].name, sp, sq, gamma, n_tests, d_report, f))
+        for fam, pairs_f in chosen.items():
+            if i not in pairs_f:
+                continue
+            for o in objectives:
+                c = max(sc.best[(fam, o)], key=lambda c: c.value)
+                if c.score not in cache:
+                    cache[c.score] = (checked_scores(sc.scores[c.score], bp),
+                                      checked_scores(sc.scores[c.score], bq))
+                sp, sq = cache[c.score]
+                points.append(evaluate(c, o, sc.scores[c.score], sp, sq, gamma, n_tests, d_report, f))
 
-    eps_lower = max(p.epsilon_lower for p in points)
-    mu_lower = max(p.mu_lower for p in points)
-    violation = any(p.claim_margin > 0.0 for p in points)
-    p_value = min(p.p_value for p in points)
-    if violation:
-        witness = max(points, key=lambda p: (p.claim_margin > 0.0, -p.p_value, p.claim_margin))
-    else:
-        witness = max(points, key=lambda p: p.epsilon_lower)
+    dist = _finding("distributional", [p for p in points if p.family != "representation"])
+    rep = _finding("representation", [p for p in points if p.family == "representation"]) \
+        if "representation" in chosen else None
+    witness = _witness(points)
     notes = []
     if mode == "scalar" and samples * len(pairs) > 10**6:
         notes.append("plain callable: pass vectorised=True with a (data, rng, size) sampler for speed")
+    if floating_point and rep is None:
+        notes.append("no floating-point outputs: the representation test does not apply")
     return AuditReport(
-        claim=claim, violation=violation, confidence=float(confidence), epsilon_lower=eps_lower,
-        delta=d_report, mu_lower=mu_lower, p_value=p_value, witness=witness, points=tuple(points),
+        claim=claim, violation=any(p.claim_margin > 0.0 for p in points), confidence=float(confidence),
+        epsilon_lower=max(p.epsilon_lower for p in points), delta=d_report,
+        mu_lower=max(p.mu_lower for p in points), p_value=min(p.p_value for p in points),
+        witness=witness, points=tuple(points), distributional=dist, representation=rep,
+        floating_point=floating_point,
         pairs=tuple(_short_repr(pairs[i]) for i in range(len(pairs))), candidate_pairs=len(pairs),
-        samples_per_input=samples, samples_total=2 * (n_sel * len(pairs) + n_eval * len(chosen)),
+        samples_per_input=samples, samples_total=2 * (n_sel * len(pairs) + n_eval * len(evaluated)),
         n_tests=n_tests, seconds=time.perf_counter() - t0, notes=tuple(notes))
 
 
-def _row_shape(chunks: list[Output]) -> tuple[int, ...] | None:
-    c = chunks[0]
-    if isinstance(c, np.ndarray):
-        return tuple(c.shape[1:])
-    try:
-        a = np.asarray(c[0])
-    except (ValueError, TypeError, IndexError):
+@dataclass
+class _Screened:
+    """One pair after screening: its layout, fitted scores and best region per (family, objective)."""
+
+    layout: Layout
+    scores: list[Score]
+    best: dict[tuple[Family, Objective], list[Candidate]]
+
+
+def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
+            objectives: list[Objective], gamma_sel: float, d_report: float, f: TradeoffFunction,
+            loss: Callable[[Output], FloatArray] | None, fit_rng: np.random.Generator,
+            floating_point: bool) -> _Screened:
+    """Fit scores on one part of the selection draws and choose thresholds on the other, so the
+    predicted power of a fitted region is not inflated by its own fit."""
+    layout, bp, bq = Layout.fit(chunks_p, chunks_q, n)
+    discrete = is_discrete(bp, bq)
+    fit_p, pick_p = halves(bp)
+    fit_q, pick_q = halves(bq)
+    scores = fit_scores(fit_p, fit_q, privacy_loss=loss, discrete=discrete, rng=fit_rng,
+                        floating_point=floating_point, names=layout.column_names())
+    best: dict[tuple[Family, Objective], list[Candidate]] = {}
+    for si, sc in enumerate(scores):
+        # a score that was not fitted may choose its threshold on all selection draws
+        sp = checked_scores(sc, pick_p if sc.fitted else bp)
+        sq = checked_scores(sc, pick_q if sc.fitted else bq)
+        thr = thresholds(sp, sq)
+        masses = region_masses(sp, sq, thr)
+        for direction in (0, 1):
+            a_hat, r_hat = masses[2 * direction], masses[2 * direction + 1]
+            # the same bounds on the threshold-choice draws at a stricter level: a lucky extreme
+            # region with few events scores low, so the choice is robust to the winner's curse
+            a_up = stats.cp_upper(a_hat * sp.size, sp.size, gamma_sel)
+            b_up = 1.0 - stats.cp_lower(r_hat * sq.size, sq.size, gamma_sel)
+            for o in objectives:
+                vals = objective_values(o, a_up, b_up, d_report, f)
+                j = int(np.argmax(vals))
+                best.setdefault((sc.family, o), []).append(
+                    Candidate(float(vals[j]), pair, si, direction, float(thr[j])))
+    return _Screened(layout, scores, best)
+
+
+def _finding(kind: str, points: list[TestPoint]) -> Finding:
+    w = _witness(points)
+    return Finding(kind=kind, violation=any(p.claim_margin > 0.0 for p in points),
+                   epsilon_lower=max((p.epsilon_lower for p in points), default=0.0),
+                   mu_lower=max((p.mu_lower for p in points), default=0.0),
+                   p_value=min((p.p_value for p in points), default=1.0), witness=w, n_tests=len(points))
+
+
+def _witness(points: list[TestPoint]) -> TestPoint | None:
+    if not points:
         return None
-    return tuple(a.shape) if a.dtype != object else None
+    if any(p.claim_margin > 0.0 for p in points):
+        return max(points, key=lambda p: (p.claim_margin > 0.0, -p.p_value, p.claim_margin))
+    return max(points, key=lambda p: p.epsilon_lower)
 
 
 def _loss_fn(mechanism: Auditable, pair: Pair, enabled: bool) -> Callable[[Output], FloatArray] | None:

@@ -14,8 +14,8 @@ from accountant.validation import FloatArray
 
 from ..claims import claim_delta
 from . import stats
+from .features import Batch, pooled_unique_count
 from .reports import TestPoint
-from .sampling import Batch, pooled_unique_count
 from .scores import Score
 
 Objective = Literal["eps", "mu", "claim"]
@@ -84,15 +84,19 @@ def is_discrete(p: Batch, q: Batch) -> bool:
     return u <= DISCRETE_MAX_VALUES or u <= DISCRETE_MAX_SHARE * (p.n + q.n)
 
 
-def evaluate(c: Candidate, o: Objective, name: str, sp: FloatArray, sq: FloatArray, gamma: float,
+def evaluate(c: Candidate, o: Objective, score: Score, sp: FloatArray, sq: FloatArray, gamma: float,
               n_tests: int, delta: float, f: TradeoffFunction) -> TestPoint:
+    """Bound the errors of the chosen region on the evaluation draws (sp: scores on data's outputs,
+    sq: on data2's), each bound at level ``gamma``."""
     n = sp.size
     if c.direction == 0:
         k_null, k_alt = int(np.sum(sp > c.threshold)), int(np.sum(sq > c.threshold))
-        region = f"{name} > {c.threshold:.6g}"
+        region = f"{score.name} > {c.threshold:.6g}"
     else:
         k_null, k_alt = int(np.sum(sq < c.threshold)), int(np.sum(sp < c.threshold))
-        region = f"{name} < {c.threshold:.6g}"
+        region = f"{score.name} < {c.threshold:.6g}"
+    if score.describe is not None:
+        region = f"{score.name}: {score.describe(c.threshold, c.direction)}"
 
     def box(g: float) -> tuple[float, float]:
         a_u = float(stats.cp_upper(k_null, n, g))
@@ -110,7 +114,7 @@ def evaluate(c: Candidate, o: Objective, name: str, sp: FloatArray, sq: FloatArr
 
     level = stats.bisect_level(refuted)
     return TestPoint(
-        pair=c.pair, direction=c.direction, region=region, objective=o, n=n,
+        pair=c.pair, direction=c.direction, region=region, objective=o, family=score.family, n=n,
         rejections_null=k_null, rejections_alt=k_alt, alpha=k_null / n, beta=1.0 - k_alt / n,
         alpha_lower=a_l, alpha_upper=a_u, beta_lower=b_l, beta_upper=b_u,
         epsilon_lower=float(stats.eps_lower_bound(a_u, b_u, delta)),
@@ -123,7 +127,8 @@ def halves(b: Batch) -> tuple[Batch, Batch]:
 
     def part(sl: slice) -> Batch:
         raw = b.raw[sl] if isinstance(b.raw, (np.ndarray, list)) else b.raw
-        return Batch(None if b.values is None else b.values[sl], b.keys[sl], raw)
+        return Batch(None if b.values is None else b.values[sl], b.keys[sl], raw,
+                     None if b.cats is None else b.cats[sl], b.slots)
 
     return part(slice(0, h)), part(slice(h, b.n))
 

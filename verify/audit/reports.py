@@ -24,6 +24,9 @@ class TestPoint:
     direction: int
     region: str
     objective: str
+    #: "distributional", "declared" (the mechanism's likelihood ratio), "representation" (IEEE-754)
+    #: or "renyi"
+    family: str
     n: int
     rejections_null: int
     rejections_alt: int
@@ -40,6 +43,28 @@ class TestPoint:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """One of the audit's two answers. "distributional": the outputs read as real numbers (regions
+    are intervals, boxes, exact values of discrete outputs, structure categories; the declared
+    likelihood ratio and Renyi tests included), so it judges the algorithm. "representation": tests
+    that read the binary representation of doubles (which doubles can come out), so it judges the
+    floating-point implementation [@mironov2012significance]. Both hold at the audit's confidence,
+    jointly with every other bound in the report."""
+
+    kind: str
+    violation: bool
+    epsilon_lower: float
+    mu_lower: float
+    p_value: float
+    witness: TestPoint | None
+    n_tests: int
+
+    def summary(self) -> str:
+        verdict = "refutes the claim" if self.violation else "no violation"
+        return f"{verdict}; epsilon >= {self.epsilon_lower:.4g}, mu >= {self.mu_lower:.4g}"
+
+
+@dataclass(frozen=True)
 class AuditReport:
     """Result of ``audit``. ``violation`` is True when the claim is refuted at ``confidence``;
     ``epsilon_lower`` (at ``delta``) and ``mu_lower`` hold at ``confidence`` together with it."""
@@ -53,6 +78,11 @@ class AuditReport:
     p_value: float
     witness: TestPoint | None
     points: tuple[TestPoint, ...]
+    #: the finding on the outputs as real numbers, and the floating-point representation finding
+    #: (None with ``floating_point=False`` or when no output is a double)
+    distributional: Finding
+    representation: Finding | None
+    floating_point: bool
     pairs: tuple[str, ...]
     candidate_pairs: int
     samples_per_input: int
@@ -67,7 +97,7 @@ class AuditReport:
             v = getattr(self, f.name)
             if f.name == "claim":
                 v = str(v)
-            elif f.name == "witness":
+            elif f.name in ("witness", "distributional", "representation"):
                 v = None if v is None else asdict(v)
             elif f.name == "points":
                 v = [asdict(p) for p in v]
@@ -89,14 +119,23 @@ class AuditReport:
             f"  samples: {self.samples_per_input} per input, {self.samples_total} in all, "
             f"{self.seconds:.2f} s",
         ]
-        w = self.witness
-        if w is not None:
-            lines.append(f"  witness: pair {w.pair} {self.pairs[w.pair] if w.pair < len(self.pairs) else ''} "
-                         f"direction {w.direction}, region {w.region}")
-            lines.append(f"    alpha = {w.alpha:.4g} <= {w.alpha_upper:.4g}, beta = {w.beta:.4g} <= "
-                         f"{w.beta_upper:.4g} (n = {w.n})")
+        lines.append(f"  distributional finding (outputs as real numbers): {self.distributional.summary()}")
+        lines.extend(self._witness_lines(self.distributional.witness))
+        if self.representation is not None:
+            lines.append(f"  floating-point representation finding: {self.representation.summary()}")
+            lines.extend(self._witness_lines(self.representation.witness))
+        elif not self.floating_point:
+            lines.append("  floating-point representation: not tested (floating_point=False)")
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
+
+    def _witness_lines(self, w: TestPoint | None) -> list[str]:
+        if w is None:
+            return []
+        pair = self.pairs[w.pair] if w.pair < len(self.pairs) else ""
+        return [f"    witness: pair {w.pair} {pair} direction {w.direction}, region {w.region}",
+                f"    alpha = {w.alpha:.4g} <= {w.alpha_upper:.4g}, beta = {w.beta:.4g} <= "
+                f"{w.beta_upper:.4g} (n = {w.n}, p = {w.p_value:.3g})"]
 
     def plot(self, ax: Axes | None = None) -> Axes:
         """Empirical points with confidence boxes against the claimed trade-off curve."""

@@ -9,13 +9,12 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..protocols import Auditable, Data, Output, PlainMechanism, SampledMechanism, VectorisedMechanism
 
@@ -153,108 +152,6 @@ class Sampler:
         for t, out in zip(tasks, outs, strict=True):
             self.progress.update(t.size)
             yield out
-
-
-# ------------------------------------------------------------------------------ normalisation
-
-
-@dataclass
-class Batch:
-    """Outputs of one input at one stage: ``values`` an (n, d) numeric array when the outputs are
-    numbers or equal-shape arrays, else None; ``keys`` hashable keys for exact value counts;
-    ``raw`` the outputs as the mechanism returned them (for its ``privacy_loss``)."""
-
-    values: NDArray[Any] | None
-    keys: NDArray[Any]
-    raw: Any
-
-    @property
-    def n(self) -> int:
-        return int(self.keys.shape[0])
-
-
-def _hashable(o: Any) -> Hashable:
-    if isinstance(o, np.ndarray):
-        return (o.shape, tuple(o.ravel().tolist()))
-    if isinstance(o, (list, tuple)):
-        return tuple(_hashable(x) for x in o)
-    if isinstance(o, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in o.items()))
-    if isinstance(o, np.generic):
-        return o.item()  # type: ignore[no-any-return]
-    try:
-        hash(o)
-    except TypeError:
-        raise ValueError(f"mechanism returned an output of unsupported type {type(o).__name__}") from None
-    return o  # type: ignore[no-any-return]
-
-
-def row_keys(values: NDArray[Any]) -> NDArray[Any]:
-    """One comparable key per row (the row's bytes), so rows can be counted and looked up."""
-    v = np.ascontiguousarray(values)
-    if v.shape[1] == 1:
-        col: NDArray[Any] = v[:, 0].copy()
-        return col
-    out: NDArray[Any] = v.view(np.dtype((np.void, v.dtype.itemsize * v.shape[1])))[:, 0]
-    return out
-
-
-def to_batch(chunks: list[Any], n: int, expected_shape: tuple[int, ...] | None) -> Batch:
-    """Normalise raw chunk outputs; raise ValueError naming ``mechanism`` for bad shapes."""
-    numeric: list[NDArray[Any]] = []
-    objs: list[Any] = []
-    for c in chunks:
-        if isinstance(c, np.ndarray):
-            numeric.append(c)
-        else:
-            objs.extend(list(c))
-    raw: Any
-    if numeric and objs:
-        raise ValueError("mechanism returned outputs of inconsistent types across draws")
-    if numeric:
-        raw = np.concatenate(numeric, axis=0) if len(numeric) > 1 else numeric[0]
-        if raw.ndim == 0 or raw.shape[0] != n:
-            raise ValueError(f"mechanism's vectorised sampler must return {n} outputs stacked on axis 0, "
-                             f"got an array of shape {raw.shape}")
-        arr: NDArray[Any] | None = raw
-        if raw.dtype.kind not in "biuf":
-            objs = list(raw)
-    else:
-        raw = objs
-        if len(objs) != n:
-            raise ValueError(f"mechanism returned {len(objs)} outputs, expected {n}")
-        arr = _try_numeric(objs)
-    if arr is not None and arr.dtype.kind in "biuf":
-        shape = tuple(arr.shape[1:])
-        if expected_shape is not None and shape != expected_shape:
-            raise ValueError(f"mechanism returned outputs of shape {shape} on one input and "
-                             f"{expected_shape} on another: output shapes must agree")
-        values = arr.reshape(n, -1)
-        if values.dtype.kind == "b":
-            values = values.astype(np.int64)
-        if values.dtype.kind == "f":
-            # one bit pattern for NaN, so a NaN output ("no answer") is one value when counted
-            values = np.where(np.isnan(values), np.nan, values)
-        return Batch(values, row_keys(values), raw)
-    keys = np.empty(n, dtype=object)
-    keys[:] = [_hashable(o) for o in objs]
-    return Batch(None, keys, raw)
-
-
-def _try_numeric(objs: list[Any]) -> NDArray[Any] | None:
-    if not objs or isinstance(objs[0], (str, bytes, dict)):
-        return None
-    try:
-        arr = np.asarray(objs)
-    except (ValueError, TypeError):
-        return None
-    return None if arr.dtype == object else arr
-
-
-def pooled_unique_count(a: Batch, b: Batch) -> int:
-    if a.keys.dtype == object:
-        return len(set(a.keys.tolist()) | set(b.keys.tolist()))
-    return int(np.unique(np.concatenate([a.keys, b.keys])).size)
 
 
 def root_seed(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:

@@ -7,22 +7,29 @@ and exact value counts, plus the IEEE-754 feature of Mironov [@mironov2012signif
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from accountant.validation import FloatArray
 
-from .sampling import Batch, row_keys
+from .features import Batch, row_keys
 
 #: Largest output dimension for per-coordinate families.
 MAX_COORDS = 16
 #: Rows used to fit the logistic regression.
 MAX_FIT_ROWS = 200_000
+
+
+#: Score families, each a test of its own with its own share of the error budget: the generic
+#: distributional tests (regions are intervals, boxes, exact values of discrete outputs, structure
+#: categories), the mechanism's declared likelihood ratio, and the IEEE-754 representation test.
+Family = Literal["distributional", "declared", "representation", "renyi"]
+FAMILIES: tuple[Family, ...] = ("distributional", "declared", "representation", "renyi")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,9 @@ class Score:
     fn: Callable[[Batch], FloatArray]
     #: False when the score does not depend on the draws (thresholds may use all selection draws)
     fitted: bool = True
+    family: Family = "distributional"
+    #: the region {s > t} (direction 0) or {s < t} (direction 1) in words, when known
+    describe: Callable[[float, int], str] | None = None
 
     def __call__(self, batch: Batch) -> FloatArray:
         return self.fn(batch)
@@ -40,14 +50,6 @@ class Score:
 
 def _count_table(keys_p: NDArray[Any], keys_q: NDArray[Any]) -> Callable[[NDArray[Any]], FloatArray]:
     """Smoothed log ratio of exact value counts, log((c_q + 1/2) / (c_p + 1/2)); unseen values get 0."""
-    if keys_p.dtype == object:
-        cp, cq = Counter(keys_p.tolist()), Counter(keys_q.tolist())
-        table = {k: float(np.log((cq.get(k, 0) + 0.5) / (cp.get(k, 0) + 0.5))) for k in cp.keys() | cq.keys()}
-
-        def lookup_obj(keys: NDArray[Any]) -> FloatArray:
-            return np.fromiter((table.get(k, 0.0) for k in keys.tolist()), dtype=np.float64, count=keys.size)
-
-        return lookup_obj
     cats = np.unique(np.concatenate([keys_p, keys_q]))
     c_p = np.bincount(np.searchsorted(cats, keys_p), minlength=cats.size)
     c_q = np.bincount(np.searchsorted(cats, keys_q), minlength=cats.size)
@@ -111,42 +113,111 @@ def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int =
 
 
 def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] | None,
-               discrete: bool, rng: np.random.Generator) -> list[Score]:
-    """All score families that apply to these outputs, fitted on selection batches p and q."""
+               discrete: bool, rng: np.random.Generator, floating_point: bool = True,
+               names: Sequence[str] = ()) -> list[Score]:
+    """All score families that apply to these outputs, fitted on selection batches p and q.
+
+    The generic families always run; a declared ``privacy_loss`` adds the likelihood-ratio score
+    (family "declared"), and ``floating_point`` the IEEE-754 granularity score (family
+    "representation", the only one that reads a double's binary representation)."""
     out: list[Score] = []
     if privacy_loss is not None:
         pl = privacy_loss
         out.append(Score("likelihood ratio", lambda b: np.asarray(pl(b.raw), dtype=np.float64).ravel(),
-                         fitted=False))
+                         fitted=False, family="declared"))
     if discrete or p.values is None:
         table = _count_table(p.keys, q.keys)
         out.append(Score("exact value counts", lambda b: table(b.keys)))
+    if not discrete and p.cats is not None and q.cats is not None and \
+            np.unique(np.concatenate([p.cats, q.cats])).size > 1:
+        cats = _count_table(p.cats, q.cats)
+        out.append(Score("output structure counts", lambda b: cats(_cats(b))))
     if p.values is None or q.values is None:
         return out
     d = p.values.shape[1]
+    names = list(names) or ([f"y[{j}]" for j in range(d)] if d > 1 else ["y"])
     is_float = p.values.dtype.kind == "f"
     if d <= MAX_COORDS:
         for j in range(d):
-            out.append(Score(f"y[{j}]" if d > 1 else "y", _coord(j), fitted=False))
-    # with the exact likelihood ratio declared, estimated ratios (histogram, classifier) can only
-    # approximate it and would cost power; the coordinate and IEEE-754 families stay
-    exact = privacy_loss is not None
+            if is_float and (np.isnan(p.values[:, j]).any() or np.isnan(q.values[:, j]).any()):
+                # "no value" (absent, None, NaN, a category) is neither 0 nor any other number:
+                # once below every number, once above
+                out.append(Score(f"{names[j]} (no value = -inf)", _coord(j, -np.inf), fitted=False))
+                out.append(Score(f"{names[j]} (no value = +inf)", _coord(j, np.inf), fitted=False))
+            else:
+                out.append(Score(names[j], _coord(j, None), fitted=False))
     if is_float and not discrete:
-        if d == 1 and not exact:
+        if d == 1:
             pooled = np.concatenate([p.values[:, 0], q.values[:, 0]])
-            nbins = int(np.clip(np.sqrt(pooled.size) / 8, 8, 256))
-            edges = np.unique(np.quantile(pooled, np.linspace(0, 1, nbins + 1)[1:-1], method="inverted_cdf"))
-            hist = _count_table(np.searchsorted(edges, p.values[:, 0]),
-                                np.searchsorted(edges, q.values[:, 0]))
-            out.append(Score(f"histogram ({edges.size + 1} bins)",
-                             lambda b: hist(np.searchsorted(edges, _vals(b)[:, 0]))))
-        if d <= MAX_COORDS:
-            bits = _count_table(row_keys(lowest_bit_exponent(p.values)),
-                                row_keys(lowest_bit_exponent(q.values)))
-            out.append(Score("IEEE-754 granularity", lambda b: bits(row_keys(lowest_bit_exponent(_vals(b))))))
-    if (not discrete or d > 1) and not exact:
+            pooled = pooled[~np.isnan(pooled)]
+            if pooled.size:
+                nbins = int(np.clip(np.sqrt(pooled.size) / 8, 8, 256))
+                edges = np.unique(np.quantile(pooled, np.linspace(0, 1, nbins + 1)[1:-1],
+                                              method="inverted_cdf"))
+                hist = _count_table(_bin(edges, p.values[:, 0]), _bin(edges, q.values[:, 0]))
+                out.append(Score(f"histogram ({edges.size + 1} bins)",
+                                 lambda b: hist(_bin(edges, _vals(b)[:, 0]))))
+        slots = min(p.slots, q.slots)
+        if floating_point and 0 < slots <= MAX_COORDS:
+            bits = _count_table(row_keys(lowest_bit_exponent(p.values[:, :slots])),
+                                row_keys(lowest_bit_exponent(q.values[:, :slots])))
+            out.append(Score("IEEE-754 granularity",
+                             lambda b: bits(row_keys(lowest_bit_exponent(_vals(b)[:, :slots]))),
+                             family="representation",
+                             describe=_granularity_region(bits, slots, p, q)))
+    if not discrete or d > 1:
         out.append(_fit_logistic_score(p.values, q.values, rng))
     return out
+
+
+def _bin(edges: FloatArray, v: NDArray[Any]) -> NDArray[np.int64]:
+    """Histogram bin of each value; no value (NaN) is a bin of its own (-1)."""
+    b = np.searchsorted(edges, v).astype(np.int64)
+    return np.where(np.isnan(v), -1, b)
+
+
+def _cats(b: Batch) -> NDArray[np.int64]:
+    if b.cats is None:
+        raise ValueError("mechanism returned structured outputs on one input and plain numbers on another")
+    return b.cats
+
+
+def _granularity_region(bits: Callable[[NDArray[Any]], FloatArray], slots: int, p: Batch,
+                        q: Batch) -> Callable[[float, int], str] | None:
+    """The granularity region in words: which exponents e of y = m 2^e (m odd) it contains."""
+    if slots != 1 or p.values is None or q.values is None:
+        return None
+    seen = np.unique(lowest_bit_exponent(np.concatenate([p.values[:, 0], q.values[:, 0]])))
+    s = bits(seen)
+
+    def describe(t: float, direction: int) -> str:
+        inside = (s > t) if direction == 0 else (s < t)
+        return "outputs y = m 2^e (m odd) with e in " + _ranges(seen, inside)
+
+    return describe
+
+
+def _ranges(seen: NDArray[np.int64], inside: NDArray[np.bool_]) -> str:
+    def name(e: int) -> str:
+        return {-2000: "{y = 0}", 2000: "{inf, nan}"}.get(e, str(e))
+
+    parts, i = [], 0
+    while i < seen.size:
+        if not inside[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < seen.size and inside[j + 1] and abs(int(seen[j + 1])) != 2000:
+            j += 1
+        a, b = int(seen[i]), int(seen[j])
+        parts.append(name(a) if a == b else f"[{name(a)}, {name(b)}]")
+        i = j + 1
+    text = " U ".join(parts) if parts else "{}"
+    lo = [int(e) for e in seen[inside] if abs(int(e)) != 2000]
+    hi = [int(e) for e in seen[~inside] if abs(int(e)) != 2000]
+    if lo and hi and max(lo) < min(hi):
+        text += f" (among observed outputs: those that are not multiples of 2^{min(hi)})"
+    return text
 
 
 def _vals(b: Batch) -> NDArray[Any]:
@@ -155,8 +226,11 @@ def _vals(b: Batch) -> NDArray[Any]:
     return b.values
 
 
-def _coord(j: int) -> Callable[[Batch], FloatArray]:
-    return lambda b: np.asarray(_vals(b)[:, j], dtype=np.float64)
+def _coord(j: int, missing: float | None) -> Callable[[Batch], FloatArray]:
+    if missing is None:
+        return lambda b: np.asarray(_vals(b)[:, j], dtype=np.float64)
+    return lambda b: np.nan_to_num(np.asarray(_vals(b)[:, j], dtype=np.float64), nan=missing,
+                                   posinf=np.inf, neginf=-np.inf)
 
 
 def _fit_logistic_score(vp: NDArray[Any], vq: NDArray[Any], rng: np.random.Generator) -> Score:
@@ -166,8 +240,10 @@ def _fit_logistic_score(vp: NDArray[Any], vq: NDArray[Any], rng: np.random.Gener
         idx = rng.choice(both.shape[0], MAX_FIT_ROWS, replace=False)
         both, labels = both[idx], labels[idx]
     fin = np.where(np.isfinite(both), both, np.nan)
-    center = np.nan_to_num(np.nanmedian(fin, axis=0))
-    scale = np.nan_to_num(np.nanstd(fin, axis=0), nan=1.0)
+    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns, huge values
+        center = np.nan_to_num(np.nanmedian(fin, axis=0))
+        scale = np.nan_to_num(np.nanstd(fin, axis=0), nan=1.0, posinf=1.0)
     scale = np.where(scale > 0, scale, 1.0)
     quad = both.shape[1] <= MAX_COORDS
     missing = bool(np.isnan(both).any())

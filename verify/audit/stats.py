@@ -26,7 +26,8 @@ def cp_upper(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
     inner = kk < nn
     if inner.any():
         out[inner] = stats.beta.isf(gamma, kk[inner] + 1.0, nn[inner] - kk[inner])
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+    # where the quantile fails numerically (tiny gamma), 1 is the always-valid upper bound
+    return np.asarray(np.clip(np.nan_to_num(out, nan=1.0), 0.0, 1.0), dtype=np.float64)
 
 
 def cp_lower(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
@@ -37,7 +38,7 @@ def cp_lower(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
     inner = kk > 0
     if inner.any():
         out[inner] = stats.beta.ppf(gamma, kk[inner], nn[inner] - kk[inner] + 1.0)
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+    return np.asarray(np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0), dtype=np.float64)
 
 
 def eps_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike, delta: float) -> FloatArray:
@@ -72,9 +73,10 @@ def binomial_tail_pvalue(k: int, n: int, p: float) -> float:
 
 
 def bisect_level(is_refuted: Callable[[float], bool], lo: float = 1e-300, hi: float = 0.5,
-                 iters: int = 80) -> float:
+                 iters: int = 24) -> float:
     """Smallest per-bound level gamma in [lo, hi] at which ``is_refuted(gamma)`` is True (1.0 if it
-    never is). ``is_refuted`` must be monotone: bounds tighten as gamma grows."""
+    never is), up to a factor exp(log(hi / lo) / 2^iters) (4e-5 relative by default), rounded up.
+    ``is_refuted`` must be monotone: bounds tighten as gamma grows."""
     f = is_refuted
     if not f(hi):
         return 1.0
