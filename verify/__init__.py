@@ -9,10 +9,19 @@ from accountant.lazy import lazy_exports
 if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
     from .audit import AuditReport, Finding, MechanismError, TestPoint, assert_private, audit
     from .certify import Certificate, certify
-    from .neighbours import PatternSearch, RandomSearch, statdp_patterns
-    from .protocols import Auditable, DeclaredMechanism, Neighbours, NeighbourSearch, SampledMechanism
+    from .neighbours import AdaptiveSearch, PatternSearch, RandomSearch, statdp_patterns
+    from .protocols import (
+        AdaptiveNeighbourSearch,
+        Auditable,
+        DeclaredMechanism,
+        Neighbours,
+        NeighbourSearch,
+        SampledMechanism,
+    )
 
 __all__ = [
+    "AdaptiveNeighbourSearch",
+    "AdaptiveSearch",
     "AuditReport",
     "Auditable",
     "Certificate",

@@ -50,6 +50,16 @@ class NeighbourSearch(Protocol):
     def pairs(self, rng: np.random.Generator, /) -> Sequence[Pair]: ...
 
 
+@runtime_checkable
+class AdaptiveNeighbourSearch(NeighbourSearch, Protocol):
+    """A search that adapts to the mechanism (``verify.neighbours.AdaptiveSearch``): given
+    ``estimate(pairs) -> estimated losses`` (computed by the audit on exploration draws of their
+    own), it returns the pairs to audit."""
+
+    def search(self, estimate: Callable[[Sequence[Any]], Sequence[float]],
+               rng: np.random.Generator, /) -> Sequence[Pair]: ...
+
+
 #: Neighbouring inputs for an audit: pairs, or a search that proposes them.
 Neighbours: TypeAlias = NeighbourSearch | Sequence[Pair]
 

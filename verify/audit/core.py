@@ -23,6 +23,7 @@ An audit is one-sided: it never certifies that a mechanism is private.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -37,7 +38,15 @@ from accountant.tradeoff import TradeoffFunction
 from accountant.validation import FloatArray, check_count, check_real
 
 from ..claims import claim_delta
-from ..protocols import Auditable, Data, Neighbours, NeighbourSearch, Output, Pair
+from ..protocols import (
+    AdaptiveNeighbourSearch,
+    Auditable,
+    Data,
+    Neighbours,
+    NeighbourSearch,
+    Output,
+    Pair,
+)
 from . import stats
 from .features import Layout
 from .regions import (
@@ -59,6 +68,10 @@ from .scores import FAMILIES, Family, Score, fit_scores
 #: Regions are chosen by the bound they would give at this multiple of the evaluation level: a
 #: stricter level penalises small, noisy regions (the winner's curse over many thresholds).
 SELECTION_LEVEL_FACTOR = 0.01
+#: Draws per input on which an adaptive search estimates each candidate pair: samples // divisor,
+#: at least EXPLORE_MIN (and at most the selection draws).
+EXPLORE_DIVISOR = 40
+EXPLORE_MIN = 1000
 #: With ``progress=None`` a progress bar is shown on a terminal from this many draws per input.
 AUTO_PROGRESS_DRAWS = 10_000_000
 #: Most draws per input (and pairs) one audit takes.
@@ -80,8 +93,10 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
       and dicts of these, any mix across draws), or with
       ``vectorised=True`` a callable ``(data, rng, size)`` stacking outputs on axis 0.
     neighbours: a list of ``(data, data2)`` pairs, or a search (``verify.neighbours``) with a
-      ``pairs(rng)`` method. With several pairs, all are screened on the selection draws and the
-      ``max_pairs`` most promising are evaluated (the selection is inside the error budget).
+      ``pairs(rng)`` method; an adaptive search (``AdaptiveSearch``, with ``search``) estimates
+      candidate pairs on exploration draws of their own (samples // 40 per input each) first.
+      With several pairs, all are screened on the selection draws and the ``max_pairs`` most
+      promising are evaluated (the selection is inside the error budget).
     claim: any accountant guarantee; refuted when a test's confidence box lies below its curve.
     samples: draws per input of each pair (``selection_fraction`` of them choose the regions).
     delta: where ``epsilon_lower`` is reported (default: the claim's delta, else 0).
@@ -111,19 +126,45 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
                                                                      high_open=True)
     mode = sampling_mode(mechanism, vectorised)
     root = root_seed(seed)
-    pairs = _as_pairs(neighbours, np.random.default_rng(
-        np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31 + 1))))
     n_sel = max(2, round(samples * selection_fraction))
     n_eval = samples - n_sel
     if n_eval < 2:
         raise ValueError("samples is too small to split into selection and evaluation halves")
     objectives = claim_objectives(claim, d_report)
-    m = min(max_pairs, len(pairs))
-    # the level at which regions are compared on the selection draws (any level keeps validity;
-    # this one anticipates the evaluation level of every family's tests)
-    gamma_sel = (1.0 - confidence) / (2 * m * len(objectives) * len(FAMILIES)) * SELECTION_LEVEL_FACTOR
     f = claim.tradeoff
     fit_rng = np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31)))
+    # the level at which regions are compared on the selection draws (any level keeps validity;
+    # this one anticipates the evaluation level of every family's tests)
+    gamma_sel = (1.0 - confidence) / (2 * max_pairs * len(objectives) * len(FAMILIES))
+    gamma_sel *= SELECTION_LEVEL_FACTOR
+    search_rng = np.random.default_rng(
+        np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31 + 1)))
+    explored = 0
+    if isinstance(neighbours, AdaptiveNeighbourSearch):
+        # the search sees exploration draws only (own seeds): the pairs it returns are chosen
+        # independently of the selection and evaluation draws below
+        n_explore = min(n_sel, max(EXPLORE_MIN, samples // EXPLORE_DIVISOR))
+        calls = itertools.count()
+
+        def estimate(cands: Sequence[Pair]) -> list[float]:
+            nonlocal explored
+            cands = [(p[0], p[1]) for p in cands]
+            sub = np.random.SeedSequence(root.entropy,
+                                         spawn_key=(*root.spawn_key, 2**31 + 2, next(calls)))
+            raw = Sampler(mechanism, mode, cands, sub, workers, executor, Progress(0, False)).run(
+                [t for i in range(len(cands)) for t in make_tasks(i, 0, n_explore)])
+            explored += 2 * n_explore * len(cands)
+            out = []
+            for i, pair in enumerate(cands):
+                sc = _screen(raw[(i, 0)], raw[(i, 1)], n_explore, i, objectives, gamma_sel, d_report, f,
+                             _loss_fn(mechanism, pair, use_privacy_loss), fit_rng, floating_point)
+                out.append(max(c.value for (_, o), cs in sc.best.items() if o == objectives[0] for c in cs))
+            return out
+
+        pairs = _as_pairs(neighbours.search(estimate, search_rng), search_rng)
+    else:
+        pairs = _as_pairs(neighbours, search_rng)
+    m = min(max_pairs, len(pairs))
 
     if progress is None:  # automatic: long audits on an interactive terminal
         progress = sys.stderr.isatty() and samples * len(pairs) >= AUTO_PROGRESS_DRAWS
@@ -183,7 +224,8 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
         witness=witness, points=tuple(points), distributional=dist, representation=rep,
         floating_point=floating_point,
         pairs=tuple(_short_repr(pairs[i]) for i in range(len(pairs))), candidate_pairs=len(pairs),
-        samples_per_input=samples, samples_total=2 * (n_sel * len(pairs) + n_eval * len(evaluated)),
+        samples_per_input=samples,
+        samples_total=explored + 2 * (n_sel * len(pairs) + n_eval * len(evaluated)),
         n_tests=n_tests, seconds=time.perf_counter() - t0, notes=tuple(notes))
 
 
