@@ -73,7 +73,7 @@ def test_none_nan_and_sentinels_are_categories_of_their_own() -> None:
 def test_featurised_columns_and_lengths() -> None:
     nums: list[float] = []
     s = skeleton({"b": [1, None, math.nan], "a": 2.5, "c": "x"}, nums)
-    assert nums == [2.5, 1.0]
+    assert nums == [1.0, 2.5]  # dict keys in their order
     lay, _, _ = Layout.fit([[[1.0], [], [2.0, 3.0]]], [[{"k": 1}, None, "s"]], 3)
     assert not lay.numeric and lay.column_names() == ["y[0]", "y[1]", "y['k']", "len(y)"]
     b = lay.batch([[[], [5.0, 6.0]]], 2)
