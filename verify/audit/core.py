@@ -10,7 +10,8 @@ Clopper-Pearson bounds. Regions are chosen to maximise the bound they would give
 same formula on the selection draws, at a stricter level so small noisy regions lose).
 Outputs of any type are featurised (``features``). Each pair is tested by several families, each
 a test of its own: the generic distributional family (outputs as real numbers: intervals, boxes,
-exact values of discrete outputs, structure categories, always run), the declared likelihood
+exact values of discrete outputs, structure categories, always run), for zCDP and RDP claims a
+Renyi test on the same regions (``renyi``), the declared likelihood
 ratio (when the mechanism declares ``privacy_loss``: it adds a test, never replaces one) and, with
 ``floating_point=True``, the IEEE-754 representation family; the report keeps the representation
 finding apart from the distributional one. With K tests (families x evaluated pairs x objectives)
@@ -55,12 +56,15 @@ from .regions import (
     checked_scores,
     claim_objectives,
     evaluate,
+    evaluate_renyi,
     halves,
     is_discrete,
     objective_values,
     region_masses,
+    renyi_values,
     thresholds,
 )
+from .renyi import claimed_renyi
 from .reports import AuditReport, Finding, TestPoint
 from .sampling import Progress, Sampler, make_tasks, root_seed, sampling_mode
 from .scores import FAMILIES, Family, Score, fit_scores
@@ -135,6 +139,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     fit_rng = np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31)))
     # the level at which regions are compared on the selection draws (any level keeps validity;
     # this one anticipates the evaluation level of every family's tests)
+    renyi = claimed_renyi(claim)
     gamma_sel = (1.0 - confidence) / (2 * max_pairs * len(objectives) * len(FAMILIES))
     gamma_sel *= SELECTION_LEVEL_FACTOR
     search_rng = np.random.default_rng(
@@ -157,7 +162,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
             out = []
             for i, pair in enumerate(cands):
                 sc = _screen(raw[(i, 0)], raw[(i, 1)], n_explore, i, objectives, gamma_sel, d_report, f,
-                             _loss_fn(mechanism, pair, use_privacy_loss), fit_rng, floating_point)
+                             _loss_fn(mechanism, pair, use_privacy_loss), fit_rng, floating_point, renyi)
                 out.append(max(c.value for (_, o), cs in sc.best.items() if o == objectives[0] for c in cs))
             return out
 
@@ -173,14 +178,15 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     try:
         sel_raw = sampler.run([t for i in range(len(pairs)) for t in make_tasks(i, 0, n_sel)])
         screened = [_screen(sel_raw[(i, 0)], sel_raw[(i, 1)], n_sel, i, objectives, gamma_sel, d_report, f,
-                            _loss_fn(mechanism, pairs[i], use_privacy_loss), fit_rng, floating_point)
+                            _loss_fn(mechanism, pairs[i], use_privacy_loss), fit_rng, floating_point, renyi)
                     for i in range(len(pairs))]
         del sel_raw
         # per family, the m pairs whose best region promises most on the main objective
         chosen: dict[Family, list[int]] = {}
         for fam in FAMILIES:
-            value = {i: max(c.value for c in sc.best[(fam, objectives[0])])
-                     for i, sc in enumerate(screened) if sc.best.get((fam, objectives[0]))}
+            main = _objectives(fam, objectives)[0]
+            value = {i: max(c.value for c in sc.best[(fam, main)])
+                     for i, sc in enumerate(screened) if sc.best.get((fam, main))}
             if value:
                 chosen[fam] = sorted(value, key=lambda i: (-value[i], i))[:m]
         evaluated = sorted({i for v in chosen.values() for i in v})
@@ -189,7 +195,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     finally:
         bar.close()
 
-    n_tests = sum(len(v) for v in chosen.values()) * len(objectives)
+    n_tests = sum(len(v) * len(_objectives(fam, objectives)) for fam, v in chosen.items())
     gamma = (1.0 - confidence) / (2 * n_tests)
     points: list[TestPoint] = []
     for i in evaluated:
@@ -200,13 +206,17 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
         for fam, pairs_f in chosen.items():
             if i not in pairs_f:
                 continue
-            for o in objectives:
+            for o in _objectives(fam, objectives):
                 c = max(sc.best[(fam, o)], key=lambda c: c.value)
                 if c.score not in cache:
                     cache[c.score] = (checked_scores(sc.scores[c.score], bp),
                                       checked_scores(sc.scores[c.score], bq))
                 sp, sq = cache[c.score]
-                points.append(evaluate(c, o, sc.scores[c.score], sp, sq, gamma, n_tests, d_report, f))
+                if fam == "renyi" and renyi is not None:
+                    claimed = float(renyi[1][int(np.flatnonzero(renyi[0] == c.order)[0])])
+                    points.append(evaluate_renyi(c, sc.scores[c.score], sp, sq, gamma, n_tests, claimed))
+                else:
+                    points.append(evaluate(c, o, sc.scores[c.score], sp, sq, gamma, n_tests, d_report, f))
 
     dist = _finding("distributional", [p for p in points if p.family != "representation"])
     rep = _finding("representation", [p for p in points if p.family == "representation"]) \
@@ -241,7 +251,7 @@ class _Screened:
 def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
             objectives: list[Objective], gamma_sel: float, d_report: float, f: TradeoffFunction,
             loss: Callable[[Output], FloatArray] | None, fit_rng: np.random.Generator,
-            floating_point: bool) -> _Screened:
+            floating_point: bool, renyi: tuple[FloatArray, FloatArray] | None) -> _Screened:
     """Fit scores on one part of the selection draws and choose thresholds on the other, so the
     predicted power of a fitted region is not inflated by its own fit."""
     layout, bp, bq = Layout.fit(chunks_p, chunks_q, n)
@@ -268,7 +278,17 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
                 j = int(np.argmax(vals))
                 best.setdefault((sc.family, o), []).append(
                     Candidate(float(vals[j]), pair, si, direction, float(thr[j])))
+        if renyi is not None and sc.family != "representation":
+            vals, order, direction_r = renyi_values(sp, sq, thr, gamma_sel, *renyi)
+            j = int(np.argmax(vals))
+            best.setdefault(("renyi", "renyi"), []).append(
+                Candidate(float(vals[j]), pair, si, int(direction_r[j]), float(thr[j]), float(order[j])))
     return _Screened(layout, scores, best)
+
+
+def _objectives(family: Family, objectives: list[Objective]) -> list[Objective]:
+    """The objectives a family is tested on (a Renyi test has its own)."""
+    return ["renyi"] if family == "renyi" else objectives
 
 
 def _finding(kind: str, points: list[TestPoint]) -> Finding:

@@ -15,10 +15,11 @@ from accountant.validation import FloatArray
 from ..claims import claim_delta
 from . import stats
 from .features import Batch, pooled_unique_count
+from .renyi import renyi_lower_bound
 from .reports import TestPoint
 from .scores import Score
 
-Objective = Literal["eps", "mu", "claim"]
+Objective = Literal["eps", "mu", "claim", "renyi"]
 
 #: Outputs with at most this many distinct values (or this share of the sample) are counted exactly.
 DISCRETE_MAX_VALUES = 256
@@ -43,6 +44,8 @@ class Candidate:
     score: int
     direction: int
     threshold: float
+    #: the Renyi order of a Renyi test (0 for curve tests)
+    order: float = 0.0
 
 
 def region_masses(sp: FloatArray, sq: FloatArray, thr: FloatArray) -> tuple[FloatArray, ...]:
@@ -120,6 +123,58 @@ def evaluate(c: Candidate, o: Objective, score: Score, sp: FloatArray, sq: Float
         epsilon_lower=float(stats.eps_lower_bound(a_u, b_u, delta)),
         mu_lower=float(stats.mu_lower_bound(a_u, b_u)), claim_margin=margin,
         p_value=min(1.0, 2 * n_tests * level))
+
+
+def renyi_values(sp: FloatArray, sq: FloatArray, thr: FloatArray, gamma: float,
+                 orders: FloatArray, claimed: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per threshold t, on the selection draws: the largest margin (Renyi lower bound minus claim)
+    over the orders, the order attaining it, and the direction (0: P(s > t) > Q(s > t) expected)."""
+    a, r = region_masses(sp, sq, thr)[:2]
+    kp, kq = a * sp.size, r * sq.size
+    best = np.full(thr.size, -np.inf)
+    order = np.full(thr.size, orders[0])
+    direction = np.where(a >= r, 0, 1)
+    pl, pu = stats.cp_lower(kp, sp.size, gamma), stats.cp_upper(kp, sp.size, gamma)
+    ql, qu = stats.cp_lower(kq, sq.size, gamma), stats.cp_upper(kq, sq.size, gamma)
+    # one pair of one-sided bounds per direction: (p_l, q_u) when P(A) is the larger, else (p_u, q_l)
+    p_b = np.where(direction == 0, pl, pu)
+    q_b = np.where(direction == 0, qu, ql)
+    for o, c in zip(orders, claimed, strict=True):
+        v = renyi_lower_bound(p_b, q_b, direction == 0, float(o)) - c
+        better = v > best
+        best = np.where(better, v, best)
+        order = np.where(better, o, order)
+    return best, order, direction
+
+
+def evaluate_renyi(c: Candidate, score: Score, sp: FloatArray, sq: FloatArray, gamma: float,
+                   n_tests: int, claimed: float) -> TestPoint:
+    """The Renyi test of region {s > t} at order c.order on the evaluation draws: two one-sided
+    bounds (the direction fixed on the selection draws), each at level ``gamma``."""
+    n = sp.size
+    k_p, k_q = int(np.sum(sp > c.threshold)), int(np.sum(sq > c.threshold))
+
+    def bounds(g: float) -> tuple[float, float]:
+        if c.direction == 0:
+            return float(stats.cp_lower(k_p, n, g)), float(stats.cp_upper(k_q, n, g))
+        return float(stats.cp_upper(k_p, n, g)), float(stats.cp_lower(k_q, n, g))
+
+    def lower(g: float) -> float:
+        p_b, q_b = bounds(g)
+        return float(renyi_lower_bound(p_b, q_b, c.direction == 0, c.order))
+
+    low = lower(gamma)
+    p_b, q_b = bounds(gamma)
+    level = stats.bisect_level(lambda g: lower(g) > claimed)
+    region = f"{score.name} > {c.threshold:.6g}: Renyi D_{c.order:g} >= {low:.4g} (claim: <= {claimed:.4g})"
+    return TestPoint(
+        pair=c.pair, direction=c.direction, region=region, objective="renyi", family="renyi", n=n,
+        rejections_null=k_p, rejections_alt=k_q, alpha=k_p / n, beta=1.0 - k_q / n,
+        alpha_lower=p_b if c.direction == 0 else 0.0, alpha_upper=p_b if c.direction == 1 else 1.0,
+        beta_lower=1.0 - q_b if c.direction == 0 else 0.0,
+        beta_upper=1.0 - q_b if c.direction == 1 else 1.0,
+        epsilon_lower=0.0, mu_lower=0.0, claim_margin=low - claimed,
+        p_value=min(1.0, 2 * n_tests * level), renyi_order=c.order, renyi_lower=low)
 
 
 def halves(b: Batch) -> tuple[Batch, Batch]:

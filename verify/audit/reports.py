@@ -40,6 +40,9 @@ class TestPoint:
     mu_lower: float
     claim_margin: float
     p_value: float
+    #: Renyi tests: the order and the lower confidence bound on the Renyi divergence at it
+    renyi_order: float | None = None
+    renyi_lower: float | None = None
 
 
 @dataclass(frozen=True)
