@@ -8,7 +8,7 @@ from functools import singledispatch
 
 import mpmath
 
-from ._numeric import check_real, check_reals, round_up, sum_up
+from ._numeric import check_count, check_real, check_reals, round_up, sum_up
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, rdp_classic_epsilon
 from .tradeoff import GaussianTradeoff, profile_to_tradeoff, tradeoff_to_profile
 
@@ -21,6 +21,7 @@ __all__ = [
     "pure_dp_to_gdp",
     "pure_dp_to_rdp",
     "pure_dp_to_zcdp",
+    "randomized_response_rdp",
     "randomized_response_renyi",
     "rdp_to_approx_dp",
     "rdp_to_approx_dp_classic",
@@ -140,28 +141,44 @@ def pure_dp_to_zcdp(eps: float) -> ZCDP:
     return ZCDP(_half_square_up("eps", eps))
 
 
-def randomized_response_renyi(eps: float, order: float) -> float:
-    """Renyi divergence of order a between the randomized-response pair, the worst case for
-    eps-DP [@mironov2017renyi, Prop. 5]: log(p^a q^(1-a) + q^a p^(1-a)) / (a - 1), p = e^eps/(1+e^eps);
-    eps at order infinity. Evaluated with mpmath and rounded up."""
+def randomized_response_renyi(eps: float, order: float, k: int = 2) -> float:
+    """Renyi divergence of order a of k-ary randomized response (truth kept w.p.
+    e^eps / (e^eps + k - 1)) on two inputs, exact: with Z = e^eps + k - 1,
+
+        D_a = log((e^{a eps} + e^{(1-a) eps} + k - 2) / Z) / (a - 1),
+
+    at order 1 its limit, the KL divergence eps (e^eps - 1) / Z, and eps at order infinity. For
+    k = 2 this is the worst case for eps-DP [@mironov2017renyi, Prop. 5]; for k > 2 it is smaller
+    than the binary bound. Evaluated with mpmath and rounded up."""
     eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
-    order = check_real("order", order, low=1.0, low_open=True)
+    order = check_real("order", order, low=1.0)
+    k = check_count("k", k, low=2, high=10**9)
     if order == math.inf or eps == 0.0:
         return eps
     with mpmath.workdps(40):
         e, a = mpmath.mpf(eps), mpmath.mpf(order)
-        log_p = -mpmath.log1p(mpmath.exp(-e))
-        log_q = log_p - e
-        val = (a * log_p + (1 - a) * log_q
-               + mpmath.log1p(mpmath.exp((2 * a - 1) * (log_q - log_p)))) / (a - 1)
+        log_z = e + mpmath.log1p((k - 1) * mpmath.exp(-e))  # log(e^eps + k - 1)
+        if a == 1:
+            val = e * -mpmath.expm1(-e) / (1 + (k - 1) * mpmath.exp(-e))
+        else:
+            log_num = a * e + mpmath.log1p(mpmath.exp((1 - 2 * a) * e) + (k - 2) * mpmath.exp(-a * e))
+            val = (log_num - log_z) / (a - 1)
         return min(round_up(val * (1 + mpmath.mpf(10) ** -30)), eps)
+
+
+def randomized_response_rdp(eps: float, k: int = 2) -> RDP:
+    """The exact RDP curve of k-ary randomized response at every order a >= 1 (fractional orders
+    and order 1, the KL divergence, included): ``randomized_response_renyi``."""
+    eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
+    k = check_count("k", k, low=2, high=10**9)
+    return RDP.from_curve(lambda a: randomized_response_renyi(eps, a, k))
 
 
 def pure_dp_to_rdp(eps: float, orders: Sequence[float] | None = None) -> RDP:
     """eps-DP implies the RDP of randomized response at every order [@mironov2017renyi, Prop. 5]."""
     eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
     if orders is None:
-        return RDP.from_curve(lambda a: randomized_response_renyi(eps, a))
+        return randomized_response_rdp(eps)
     os = check_reals("orders", orders, low=1.0, low_open=True)
     return RDP(orders=os, epsilons=tuple(randomized_response_renyi(eps, a) for a in os))
 
