@@ -234,3 +234,11 @@ def test_user_module_in_working_directory_and_friendly_errors(
     with pytest.raises(TypeError, match="cannot be pickled"):
         verify.audit(lambda d, rng: d + rng.laplace(), [(0.0, 1.0), (1.0, 2.0)], PureDP(1.0),
                      samples=2000, workers=2)
+
+
+def test_certificate_text_names_what_the_claim_is_about(capsys: pytest.CaptureFixture[str]) -> None:
+    """A GDP claim's certificate does not print an epsilon at delta = 0 (infinite for a Gaussian)."""
+    code, out, _ = run(capsys, "certify", "gaussian-mu-1")
+    assert code == 0 and "HOLDS" in out and "epsilon at delta" not in out
+    code, out, _ = run(capsys, "certify", "laplace-eps-1")
+    assert code == 0 and "epsilon at delta=0" in out

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from accountant import CLTGDP, FDP, Guarantee, Implication, implication
+from accountant import CLTGDP, FDP, ApproxDP, Guarantee, Implication, PureDP, implication
 from accountant.tradeoff import PiecewiseLinearTradeoff
 from accountant.validation import check_real
 
@@ -54,8 +54,9 @@ class Certificate:
     def __str__(self) -> str:
         lines = [f"certificate for claim {self.claim}: {self.verdict.upper()}",
                  f"  mechanism guarantee: {self.guarantee}",
-                 f"  method: {self.method}",
-                 f"  mechanism epsilon at delta={self.delta:g}: {self.epsilon:.6g}"]
+                 f"  method: {self.method}"]
+        if isinstance(self.claim, (PureDP, ApproxDP)):  # an epsilon is what such a claim is about
+            lines.append(f"  mechanism epsilon at delta={self.delta:g}: {self.epsilon:.6g}")
         if self.witness_alpha is not None:
             lines.append(f"  the mechanism's curve is below the claim near alpha = {self.witness_alpha:.4g}")
         return "\n".join(lines)
