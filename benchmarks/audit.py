@@ -1,8 +1,12 @@
 """Benchmark: audit correct and deliberately buggy mechanisms; print verdicts and lower bounds.
 
-Run ``python benchmarks/audit.py [--samples N] [--seeds K]``. Each case has a known verdict; the
-table shows, per case, the verdict, epsilon_lower (mu_lower for GDP claims) against the true value,
-samples per input and seconds.
+Run ``python benchmarks/audit.py [--samples N] [--seeds K] [--sections ...]``. Each case has a known
+verdict; the table shows, per case, the verdict, epsilon_lower (mu_lower for GDP claims) against the
+true value, samples per input and seconds. Sections: the benchmark cases; structured outputs (None,
+lists, dicts, strings, refusals; the adaptive search against random pairs and StatDP patterns);
+floating point apart from the algorithm (the distributional and the representation finding of
+float-naive and lattice releases, with right and wrong sensitivities); speed (vectorised draws per
+second, and seconds per audit of plain callables returning a float, a string, a list, a dict).
 """
 
 from __future__ import annotations
@@ -12,14 +16,27 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from accountant import GDP, PureDP
+from accountant import GDP, Guarantee, PureDP
 from verify import audit
-from verify.examples import ScalarLaplace, cases, textbook_laplace
+from verify.examples import (
+    NoiselessPTRMode,
+    NoisySum,
+    RandomizedResponse,
+    ScalarLaplace,
+    SparseVector,
+    TextbookLaplace,
+    TopKReusingNoise,
+    cases,
+    lattice_laplace,
+    textbook_laplace,
+)
+from verify.neighbours import AdaptiveSearch, PatternSearch, RandomSearch
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,13 +46,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--only", default=None, help="substring of the case names to run")
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
+    ap.add_argument("--sections", default="cases,structured,fp,speed",
+                    help="comma-separated: cases, structured, fp (floating point apart), speed")
     args = ap.parse_args(argv)
+    sections = set(args.sections.split(","))
     header = (f"{'mechanism':42} {'claim':>9} {'known':>7} {'verdict':>9} {'lower bound':>12} "
               f"{'true':>7} {'ratio':>6} {'samples':>9} {'s':>6}")
     print(header)
     print("-" * len(header))
     wrong = 0
     for case in cases():
+        if "cases" not in sections:
+            break
         if args.only and args.only not in case.name:
             continue
         for seed in range(args.seeds):
@@ -55,9 +77,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{case.name:42} {case.claim!s:>9} {known:>7} {verdict:>9} {lb:>12} {true_s:>7} "
                   f"{ratio:>6} {args.samples:>9} {secs:6.2f}")
             sys.stdout.flush()
+    if "structured" in sections:
+        wrong += structured_section(args.samples, args.seeds, args.confidence)
+    if "fp" in sections:
+        wrong += fp_section(args.samples, args.seeds, args.confidence)
     print(f"\nverdicts different from the known one: {wrong}")
-    if not args.no_speed:
+    if not args.no_speed and "speed" in sections:
         speed(args.samples)
+        structured_speed(args.samples)
     return 0 if wrong == 0 else 1
 
 
@@ -81,6 +108,155 @@ def speed(samples: int) -> None:
     t_audit = time.perf_counter() - t0
     print(f"scalar callable, {n} draws per input: calls {t_calls:.2f} s, audit {t_audit:.2f} s, "
           f"overhead {100 * (t_audit / t_calls - 1):.0f}%")
+
+
+# --------------------------------------------------------------- structured outputs, floating point
+
+
+def _lap(rng: np.random.Generator, scale: float, size: int) -> np.ndarray:
+    """Exact lattice Laplace noise (the reference sampler), for the correct structured cases."""
+    return lattice_laplace(rng, scale, (size,))
+
+
+def none_or_int(x: int, rng: np.random.Generator, size: int) -> list[Any]:
+    """The most blatant PTR bug: always an int on one input, always None on the other."""
+    return [0 if x == 0 else None] * size
+
+
+def list_or_empty(x: float, rng: np.random.Generator, size: int) -> list[Any]:
+    """10-DP (Laplace 0.1 on a sensitivity-1 value) in a variable-length list, claimed 1-DP."""
+    keep = rng.integers(0, 2, size).astype(bool)
+    vals = x + _lap(rng, 0.1, size)
+    return [[float(v)] if k else [] for k, v in zip(keep, vals, strict=True)]
+
+
+def dict_release(x: float, rng: np.random.Generator, size: int) -> list[Any]:
+    """10-DP in a dict, claimed 1-DP."""
+    return [{"v": float(v)} for v in x + _lap(rng, 0.1, size)]
+
+
+def svt_none_list(x: Any, rng: np.random.Generator, size: int) -> list[Any]:
+    """The sparse vector releasing noisy answers (Roth's Alg. 3, eps 2 true) as None/float lists."""
+    a = SparseVector(1.0, variant="noisy_answer").sample(x, rng, size)
+    return [[None if np.isnan(v) else float(v) for v in row] for row in a]
+
+
+def rr_strings(x: int, rng: np.random.Generator, size: int) -> list[str]:
+    """Randomized response (exact sampler) answering "yes"/"no": 1-DP, claimed 1-DP."""
+    bits = np.asarray(RandomizedResponse(1.0).sample(x, rng, size)).ravel()
+    return ["yes" if b else "no" for b in bits]
+
+
+def answer_or_none(x: int, rng: np.random.Generator, size: int) -> list[Any]:
+    """Randomized response (0.5) on whether to answer, then the lattice Laplace (0.5) release in a
+    dict: 1-DP, claimed 1-DP."""
+    bits = np.asarray(RandomizedResponse(0.5).sample(x, rng, size)).ravel()
+    vals = x + _lap(rng, 2.0, size)
+    return [{"v": float(v), "n": [1, 2]} if b else None for b, v in zip(bits, vals, strict=True)]
+
+
+def float_naive_sum(data: Any, rng: np.random.Generator, size: int) -> np.ndarray:
+    """Sum of records in [-1, 1] plus numpy Laplace for sensitivity 1 (true 2): wrong algorithm AND
+    a float-naive release."""
+    return float(np.clip(np.asarray(data, dtype=np.float64), -1, 1).sum()) + rng.laplace(0.0, 1.0, size)
+
+
+def structured_cases() -> list[tuple[str, Any, Any, Guarantee, bool, float | None, bool]]:
+    """(name, mechanism, pairs or search, claim, buggy, true eps, floating_point) of the section."""
+    svt_q, svt_q2 = [0.0] * 10, [1.0] * 10
+    ramp, ramp2 = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    return [
+        ("None vs int (PTR without a test)", none_or_int, [(0, 1)], PureDP(1.0), True, math.inf, True),
+        ("list [x + Lap(.1)] or [] (10-DP)", list_or_empty, [(0.0, 1.0)], PureDP(1.0), True, 10.0, False),
+        ("dict {'v': x + Lap(.1)} (10-DP)", dict_release, [(0.0, 1.0)], PureDP(1.0), True, 10.0, False),
+        ("svt noisy answers as None/float list", svt_none_list, [(svt_q, svt_q2), (ramp, ramp2)],
+         PureDP(1.0), True, 2.0, False),
+        ("randomized response as strings", rr_strings, [(0, 1)], PureDP(1.0), False, 1.0, True),
+        ("answer (dict) or None, 1-DP", answer_or_none, [(0, 1)], PureDP(1.0), False, 1.0, True),
+        ("noiseless-test PTR (adaptive search)", NoiselessPTRMode(),
+         AdaptiveSearch((0, 10, 100), integers=True), PureDP(1.0), True, math.inf, True),
+        ("noiseless-test PTR (random search)", NoiselessPTRMode(),
+         RandomSearch((0, 10, 100), count=10, integers=True), PureDP(1.0), True, math.inf, True),
+        ("top-k reusing noise (adaptive, answers)", TopKReusingNoise(1.0, 2),
+         AdaptiveSearch((0, 10, 5), "answers"), PureDP(1.0), True, None, False),
+        ("top-k reusing noise (StatDP patterns)", TopKReusingNoise(1.0, 2), PatternSearch(5),
+         PureDP(1.0), True, None, False),
+    ]
+
+
+def fp_cases() -> list[tuple[str, Any, list[tuple[Any, Any]], Guarantee, bool, bool]]:
+    """(name, mechanism, pairs, claim, algorithm buggy, representation buggy)."""
+    return [
+        ("float-naive Laplace, right scale", TextbookLaplace(1.0), [(0.0, 1.0)], PureDP(1.0), False, True),
+        # (0, 1) shows the representation leak (an output of exactly Z near 0), (-1, 1) the sensitivity
+        ("float-naive Laplace, wrong sensitivity", float_naive_sum, [([0.0], [1.0]), ([-1.0], [1.0])],
+         PureDP(1.0), True, True),
+        ("lattice Laplace, wrong sensitivity", NoisySum(1.0, assumed_sensitivity=1.0), [([-1.0], [1.0])],
+         PureDP(1.0), True, False),
+        ("lattice Laplace, right scale", ScalarLaplace(1.0), [(0.0, 1.0)], PureDP(1.0), False, False),
+    ]
+
+
+def structured_section(samples: int, seeds: int, confidence: float) -> int:
+    header = f"{'structured outputs':42} {'known':>7} {'verdict':>9} {'eps lower':>10} {'true':>6} {'s':>7}"
+    print("\n" + header + "\n" + "-" * len(header))
+    wrong = 0
+    for name, mech, nb, claim, buggy, true, fp in structured_cases():
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            r = audit(mech, nb, claim, samples=samples, confidence=confidence, seed=seed, vectorised=True,
+                      floating_point=fp)
+            secs = time.perf_counter() - t0
+            expected = buggy and "random search" not in name  # random pairs are expected to miss it
+            wrong += r.violation != expected
+            true_s = "?" if true is None else f"{true:.3g}"
+            verdict = "VIOLATION" if r.violation else "pass"
+            print(f"{name:42} {'buggy' if buggy else 'correct':>7} {verdict:>9} "
+                  f"{r.epsilon_lower:10.4g} {true_s:>6} {secs:7.2f}")
+            sys.stdout.flush()
+    return wrong
+
+
+def fp_section(samples: int, seeds: int, confidence: float) -> int:
+    header = (f"{'floating point apart from the algorithm':42} {'distributional':>22} "
+              f"{'representation':>22} {'s':>7}")
+    print("\n" + header + "\n" + "-" * len(header))
+    wrong = 0
+    for name, mech, pairs, claim, alg_bug, rep_bug in fp_cases():
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            r = audit(mech, pairs, claim, samples=samples, confidence=confidence, seed=seed, vectorised=True)
+            secs = time.perf_counter() - t0
+            rep = r.representation
+            wrong += r.distributional.violation != alg_bug
+            wrong += (rep is not None and rep.violation) != rep_bug
+            dist = r.distributional
+            d = f"{'VIOL' if dist.violation else 'pass'} eps>={dist.epsilon_lower:.3g}"
+            f = "n/a" if rep is None else f"{'VIOL' if rep.violation else 'pass'} eps>={rep.epsilon_lower:.3g}"
+            print(f"{name:42} {d:>22} {f:>22} {secs:7.2f}")
+            sys.stdout.flush()
+    return wrong
+
+
+def structured_speed(samples: int) -> None:
+    """Seconds per audit of plain callables drawing the same Laplace value, returned as a float, a
+    string, a list and a dict (the call cost included, as a user sees it)."""
+    n = min(samples, 200_000)
+    forms: list[tuple[str, Any]] = [
+        ("float", lambda x, rng: x + float(rng.laplace())),
+        ("string", lambda x, rng: "a" if rng.laplace() + x > 0 else "b"),
+        ("list", lambda x, rng: [x + float(rng.laplace())]),
+        ("dict", lambda x, rng: {"v": x + float(rng.laplace())}),
+        ("None or float", lambda x, rng: None if rng.random() < 0.1 else x + float(rng.laplace())),
+    ]
+    print(f"\n{'output type (plain callable)':30} {'seconds':>8} {'per draw (us)':>14} {'vs float':>9}")
+    base = 0.0
+    for name, fn in forms:
+        t0 = time.perf_counter()
+        audit(fn, [(0.0, 1.0)], PureDP(1.0), samples=n, seed=0, floating_point=False)
+        t = time.perf_counter() - t0
+        base = base or t
+        print(f"{name:30} {t:8.2f} {1e6 * t / (2 * n):14.2f} {t / base:9.2f}")
 
 
 if __name__ == "__main__":
