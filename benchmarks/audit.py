@@ -232,7 +232,9 @@ def fp_section(samples: int, seeds: int, confidence: float) -> int:
             wrong += (rep is not None and rep.violation) != rep_bug
             dist = r.distributional
             d = f"{'VIOL' if dist.violation else 'pass'} eps>={dist.epsilon_lower:.3g}"
-            fp = "n/a" if rep is None else f"{'VIOL' if rep.violation else 'pass'} eps>={rep.epsilon_lower:.3g}"
+            fp = "n/a"
+            if rep is not None:
+                fp = f"{'VIOL' if rep.violation else 'pass'} eps>={rep.epsilon_lower:.3g}"
             print(f"{name:42} {d:>22} {fp:>22} {secs:7.2f}")
             sys.stdout.flush()
     return wrong
