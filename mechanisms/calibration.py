@@ -214,7 +214,8 @@ def _gdp_mu_estimate(eps: float, delta: float) -> float:
         mu = math.exp(log_mu)
         a = special.log_ndtr(-eps / mu + mu / 2)
         b = eps + special.log_ndtr(-eps / mu - mu / 2)
-        return float(a + np.log1p(-np.exp(min(b - a, 0.0)))) - math.log(delta)
+        with np.errstate(divide="ignore"):  # b = a (delta = 0 in doubles): -inf, below any target
+            return float(a + np.log1p(-np.exp(min(b - a, 0.0)))) - math.log(delta)
 
     try:
         return math.exp(optimize.brentq(gap, -30.0, 10.0, xtol=1e-14))
