@@ -30,7 +30,6 @@ from typing import cast
 
 import mpmath
 import numpy as np
-from scipy import optimize
 
 from ._numeric import round_down, round_up, sum_up
 from .composition import register_composition
@@ -310,6 +309,8 @@ def bcdp_cdp_vector(deltas: Sequence[float], q: Sequence[float] | float, *,
     free = np.flatnonzero(~forced)
     c = np.zeros(d)
     if free.size:
+        from scipy import optimize  # imported on use: slow to import
+
         res = optimize.linprog(-w[free], A_ub=a[:, free], b_ub=np.ones(d),
                                bounds=[(float(x), None) for x in lo[free]], method="highs")
         if res.status == 2:

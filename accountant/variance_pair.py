@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import stats
 
 from ._numeric import FloatArray
 from ._pldgrid import SOURCE_TAIL
@@ -37,6 +36,8 @@ class _VarianceDirection(_TailDirection):
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         a, b = self._ab
         t = (g - a) / b  # L > g  <=>  S > t (b > 0), S < t (b < 0)
+        from scipy import stats  # imported on use: slow to import
+
         chi = stats.chi2(self.dof)
         below_q, above_q = chi.cdf(t), chi.sf(t)
         below_p, above_p = chi.cdf(t / self.lam), chi.sf(t / self.lam)
@@ -48,6 +49,8 @@ class _VarianceDirection(_TailDirection):
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         a, b = self._ab
+        from scipy import stats  # imported on use: slow to import
+
         chi = stats.chi2(self.dof)
         s_lo, s_hi = float(chi.ppf(tail)), float(chi.isf(tail))
         lo, hi = sorted((a + b * s_lo, a + b * s_hi))
