@@ -86,7 +86,16 @@ def skeleton(o: Any, nums: list[float]) -> Hashable:
         if all(type(v) is float and v == v for v in o):  # flat numbers: the common case, fast
             nums.extend(o)
             return _flat(len(o))
-        return ("[", *[skeleton(v, nums) for v in o])
+        out: list[Hashable] = ["["]
+        for v in o:  # numbers and None inline (answers and "no answer"), the rest recursively
+            if type(v) is float and v == v:
+                nums.append(v)
+                out.append(_NUM)
+            elif v is None:
+                out.append(_NONE)
+            else:
+                out.append(skeleton(v, nums))
+        return tuple(out)
     if t is dict:
         return ("{", *[(k, skeleton(v, nums)) for k, v in o.items()])
     if t is str:
