@@ -258,6 +258,8 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         print(f"{r['estimand']:12} {r['dist']:13} {r['n']:>7} {r['estimator']:24} {r['eps']:6.3f} "
               f"{r['rmse']:9.4g} {r['sec']:8.4f} {r['refused']:7.2%} {r['anchor']:22} "
               f"{r['anchor_rmse']:11.4g} {ratio:6.2f}")
+        if len(r["anchors"]) > 1:  # every anchor's RMSE, for pooling runs with different seeds
+            print("#   anchors: " + ", ".join(f"{k} {v:.4g}" for k, v in sorted(r["anchors"].items())))
         sys.stdout.flush()
 
 
