@@ -242,3 +242,13 @@ def test_certificate_text_names_what_the_claim_is_about(capsys: pytest.CaptureFi
     assert code == 0 and "HOLDS" in out and "epsilon at delta" not in out
     code, out, _ = run(capsys, "certify", "laplace-eps-1")
     assert code == 0 and "epsilon at delta=0" in out
+
+
+def test_documented_spec_file_composes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The spec file shown in docs/cli.md is accepted as written."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    spec = tmp_path / "doc.toml"
+    spec.write_text(page.split("```toml\n", 1)[1].split("```", 1)[0])
+    code, out, err = run(capsys, "compose", str(spec), "--json")
+    d = json.loads(out)
+    assert code == 0 and d["count"] == 1063 and "1e-05" in d["epsilon"], err
