@@ -251,4 +251,4 @@ def test_documented_spec_file_composes(capsys: pytest.CaptureFixture[str], tmp_p
     spec.write_text(page.split("```toml\n", 1)[1].split("```", 1)[0])
     code, out, err = run(capsys, "compose", str(spec), "--json")
     d = json.loads(out)
-    assert code == 0 and d["count"] == 1063 and "1e-05" in d["epsilon"], err
+    assert code == 0 and d["count"] == 1062 and "1e-05" in d["epsilon"], err
