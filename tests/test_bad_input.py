@@ -74,6 +74,8 @@ NOT_WALKED = {
     "verify.TestPoint": "result record inside AuditReport",
     "verify.MechanismError": "exception type",
     "accountant.BCDPCompositionError": "exception type",
+    "accountant.register_dp_event": "registration hook (takes a class name)",
+    "accountant.from_dp_event": "takes a dp_accounting event tree (tests/test_interop.py walks its fields)",
 }
 
 #: Accountant refusals still missing when this walker landed (owned by the accountant's authors, see
@@ -155,6 +157,11 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.discrete_gaussian_window": lambda: ((Fraction(4),), {}),
     "accountant.dpsgd_clt_mu": lambda: ((0.01, 1.0, 100), {}),
     "accountant.dpsgd_epsilon": lambda: ((0.01, 1.0, 10, 1e-5), {}),
+    "accountant.dpsgd_pld": lambda: ((0.01, 1.0, 10), {}),
+    "accountant.dpsgd_noise_multiplier": lambda: ((2.0, 1e-5, 0.5, 2), {"rtol": 1e-2}),
+    "accountant.dpsgd_sampling_rate": lambda: ((2.0, 1e-5, 1.0, 5), {"rtol": 1e-2}),
+    "accountant.dpsgd_steps": lambda: ((2.0, 1e-5, 0.5, 2.0), {"max_steps": 50, "rtol": 1e-2}),
+    "accountant.OpacusAccountant": lambda: ((), {}),
     "accountant.gdp_to_approx_dp": lambda: ((1.0,), {"delta": 1e-5}),
     "accountant.gdp_to_tradeoff": lambda: ((1.0,), {}),
     "accountant.gdp_to_zcdp": lambda: ((1.0,), {}),
