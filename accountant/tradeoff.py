@@ -484,6 +484,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     p_ninf: float = 0.0
     mass_rtol: float = 0.0
     loss_atol: float = 0.0
+    #: What the curve is the curve of (e.g. "discrete Laplace(b=2, shift=1)"), for reprs only.
+    label: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -504,10 +506,10 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     @classmethod
     def from_losses(cls, losses: ArrayLike, q_masses: ArrayLike, q_inf: float = 0.0,
                     p_ninf: float = 0.0, *, p_masses: ArrayLike | None = None,
-                    mass_rtol: float = 0.0, loss_atol: float = 0.0) -> FiniteLossTradeoff:
+                    mass_rtol: float = 0.0, loss_atol: float = 0.0, label: str = "") -> FiniteLossTradeoff:
         """The pair with Q-masses ``q_masses`` at ``losses`` (P-masses q e^-l, or ``p_masses``
         when given, e.g. computed in log space where e^-l overflows); see the class docstring
-        for ``mass_rtol`` and ``loss_atol``."""
+        for ``mass_rtol`` and ``loss_atol``; ``label`` names the model in reprs."""
         l_ = as_float_array("losses", losses).ravel()
         q = as_float_array("q_masses", q_masses).ravel()
         if l_.shape != q.shape or (q < 0).any() or not np.isfinite(l_).all():
@@ -538,7 +540,7 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
             betas = np.concatenate([betas, [0.0]])
         betas = np.clip(betas, 0.0, 1.0 - alphas)
         return cls(alphas, betas, losses=l_, q_masses=q, q_inf=float(q_inf), p_ninf=float(p_ninf),
-                   mass_rtol=mass_rtol, loss_atol=loss_atol)
+                   mass_rtol=mass_rtol, loss_atol=loss_atol, label=label)
 
     @classmethod
     def approx_dp(cls, eps: float, delta: float = 0.0) -> FiniteLossTradeoff:
@@ -549,7 +551,7 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
         w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
         return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,
-                               p_masses=[w_c, w], mass_rtol=4 * _U)
+                               p_masses=[w_c, w], mass_rtol=4 * _U, label=f"({eps:.6g}, {delta:.6g})-DP")
 
     @classmethod
     def discrete_laplace(cls, scale: float, sensitivity: int = 1) -> FiniteLossTradeoff:
@@ -572,7 +574,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
                             -math.expm1(log_r) * np.exp((shift - m) * log_r + log_norm)])
         # each loss k/b is rounded once (half an ulp); the profile and the curve are rounded outward
         # by that much (the losses of the exact pair may lie just above the doubles held)
-        return cls.from_losses(losses, q, loss_atol=2.0 * _U * shift / scale, mass_rtol=8 * _U)
+        return cls.from_losses(losses, q, loss_atol=2.0 * _U * shift / scale, mass_rtol=8 * _U,
+                               label=f"discrete Laplace(b={scale:.6g}, shift={shift})")
 
     @classmethod
     def discrete_gaussian(cls, sigma2: float | Fraction, shift: int = 1,
@@ -597,7 +600,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         q = np.exp(-((yf - shift) ** 2) / (2.0 * s2) - log_z)
         outside = 2.0 * math.exp(log_tail)
         atol = 4.0 * _U * float(np.max(np.abs(losses)))
-        return cls.from_losses(losses, q, q_inf=outside, p_ninf=outside, loss_atol=atol)
+        return cls.from_losses(losses, q, q_inf=outside, p_ninf=outside, loss_atol=atol,
+                               label=f"discrete Gaussian(sigma^2={s2:.6g}, shift={shift})")
 
     @classmethod
     def randomized_response(cls, eps: float, k: int = 2) -> FiniteLossTradeoff:
@@ -606,7 +610,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         k = check_count("k", k, low=2)
         z = 1.0 + (k - 1) * math.exp(-eps)  # (e^eps + k - 1) e^-eps, no overflow
         q = [1.0 / z, (k - 2) * math.exp(-eps) / z, math.exp(-eps) / z]
-        return cls.from_losses([eps, 0.0, -eps], q, p_masses=q[::-1], mass_rtol=6 * _U)
+        return cls.from_losses([eps, 0.0, -eps], q, p_masses=q[::-1], mass_rtol=6 * _U,
+                               label=f"{k}-ary randomized response(eps={eps:.6g})")
 
     def _profile(self, eps: FloatArray) -> FloatArray:
         if self.losses.size == 0:
@@ -652,6 +657,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
                     and math.isclose(self.q_inf, self.p_ninf, rel_tol=1e-9, abs_tol=1e-15))
 
     def __repr__(self) -> str:
+        if self.label:
+            return f"{self.label} curve ({self.losses.size} loss values)"
         return f"FiniteLossTradeoff({self.losses.size} loss values, q_inf={self.q_inf:g})"
 
 

@@ -148,3 +148,15 @@ def test_acceptance_interface() -> None:
         assert m.guarantee() is not None
         assert np.asarray(m.sample(data, rng, size=3)).shape[0] == 3
     assert set(mechanisms.__all__) >= {"Laplace", "Gaussian", "RandomizedResponse", "ReportNoisyMax"}
+
+
+def test_reprs_are_readable() -> None:
+    """A person reads the scale as a float and the guarantee by what it is the curve of."""
+    mech = Laplace.calibrated(Mean(Domain(0.0, 1.0, n=100)), PureDP(1.0))
+    text = repr(mech)
+    assert "scale=0.0100001" in text and "/" not in text
+    t = mech.guarantee().tradeoff
+    assert isinstance(t, FiniteLossTradeoff)
+    b, k = mech.lattice_scale(), mech.lattice_shift()
+    assert repr(t).startswith(f"discrete Laplace(b={b}, shift={k}) curve")
+    assert "(1, 1e-05)-DP curve" in str(FDP(FiniteLossTradeoff.approx_dp(1.0, 1e-5)))

@@ -111,7 +111,7 @@ def rational_up(name: str, expr: Any) -> Fraction:
     return Fraction(to_float_up(name, expr))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class _Additive(Mechanism):
     """q(D) + noise; ``scale`` is the noise parameter (sympy, symbolic until bound)."""
 
@@ -129,6 +129,12 @@ class _Additive(Mechanism):
         if is_numeric(s) and not bool(s > 0):
             raise ValueError(f"{self.scale_name} must be > 0, got {self.scale!r}")
         object.__setattr__(self, "scale", s)
+
+    def __repr__(self) -> str:
+        """The scale as a 7-digit float (the exact rational is ``.scale``)."""
+        scale = f"{float(self.scale):.7g}" if is_numeric(self.scale) else str(self.scale)
+        extra = "".join(f", {f}={getattr(self, f)!r}" for f in ("sampler",) if hasattr(self, f))
+        return f"{type(self).__name__}({self.query!r}, {self.scale_name}={scale}{extra})"
 
     # ----- declaration ------------------------------------------------------------------------
     @property

@@ -62,7 +62,7 @@ class _DiscreteMixin(_Additive):
         return out.reshape((m, *self.output.shape))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DiscreteLaplace(_DiscreteMixin):
     """q(D) + Z, Z with pmf proportional to exp(-|k|/b) on Z^k (the two-sided geometric
     [@ghosh2009universally]), sampled exactly [@canonne2020discrete, Alg. 2]. ``scale`` b is rational
@@ -103,7 +103,7 @@ class DiscreteLaplace(_DiscreteMixin):
         return np.asarray(-np.abs(z).sum(axis=1) / float(self._fraction()), dtype=np.float64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DiscreteGaussian(_DiscreteMixin):
     """q(D) + Z, Z with pmf proportional to exp(-k^2/(2 sigma^2)) on Z^k, sampled exactly
     [@canonne2020discrete, Alg. 3]; guarantee ``ZCDP(Delta_2^2/(2 sigma^2))`` [@canonne2020discrete, Thm 4].

@@ -93,7 +93,7 @@ GAUSSIAN_GRID_BITS = 12
 GDP_MARGIN = Fraction(1, 2**16)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class _Continuous(_Additive):
     """Laplace / Gaussian: ``sampler="grid"`` (default, float-safe) or ``"float"`` (unsafe
     [@mironov2012significance])."""
@@ -214,7 +214,7 @@ def _grid_calibrate(cls: type[_ContT], query: Query, base_scale: Any, target: Gu
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Laplace(_Continuous):
     """q(D) + Laplace noise of scale b; ``Laplace(query, scale=b, sampler="grid")``.
 
@@ -279,7 +279,7 @@ class Laplace(_Continuous):
         return np.asarray(-np.abs(z).sum(axis=1) / self.lattice_scale(), dtype=np.float64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Gaussian(_Continuous):
     """q(D) + Gaussian noise of standard deviation sigma; ``Gaussian(query, sigma, sampler="grid")``.
 
