@@ -114,8 +114,11 @@ def wald_test(estimate: ArrayLike, covariance: ArrayLike, restriction: ArrayLike
     theta = as_float_array("estimate", estimate).reshape(-1)
     cov = as_float_array("covariance", covariance)
     p = theta.size
+    if p == 0:
+        raise ValueError("estimate must have at least one entry, got an empty array")
     if cov.shape != (p, p) or not np.isfinite(cov).all():
-        raise ValueError(f"covariance must be a finite ({p}, {p}) matrix, got shape {cov.shape}")
+        raise ValueError(f"covariance must be a finite ({p}, {p}) matrix, one row per entry of estimate, "
+                         f"got shape {cov.shape}")
     r_mat = np.eye(p) if restriction is None else as_float_array("restriction", restriction)
     r_mat = r_mat.reshape(-1, p) if r_mat.ndim == 1 else r_mat
     if r_mat.ndim != 2 or r_mat.shape[1] != p or r_mat.shape[0] < 1:
