@@ -336,3 +336,14 @@ def test_symbolic_calibration_meets_target_after_binding(target: PureDP | Approx
     for nn, width in ((100, 1), (37, 3), (1000, 5)):
         m = cls.calibrated(Mean(Domain(lo, hi, n=n)), target).bind(n=nn, lo=0, hi=width)
         assert meets(m.guarantee(), m.closed_form_guarantee(), target)
+
+
+@pytest.mark.parametrize("target", [ApproxDP(1.0, 1e-6), ApproxDP(0.5, 1e-5)])
+def test_vector_lattice_gaussian_calibrates_to_approx_dp(target: ApproxDP) -> None:
+    """d > 1 declares zCDP only: the calibration solves on the zCDP route, and the noise is the least
+    on that route (2^-20 less breaks the target)."""
+    q = Mean(Domain([0.0, 0.0], [1.0, 1.0], n=100))
+    mech = Gaussian.calibrated(q, target)
+    assert isinstance(mech.guarantee(), ZCDP) and implies(mech.guarantee(), target)
+    less = Gaussian(q, float(mech.sigma) * (1 - 2.0**-20))
+    assert not implies(less.guarantee(), target)

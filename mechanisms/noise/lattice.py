@@ -61,6 +61,7 @@ from accountant import (
     Guarantee,
     LaplaceTradeoff,
     PureDP,
+    calibrate,
     discrete_gaussian_is_gdp,
 )
 
@@ -313,6 +314,10 @@ class Gaussian(_Continuous):
         if isinstance(target, GDP) and not scalar:
             raise ValueError("GDP is not claimed for the lattice Gaussian in d > 1 (only zCDP): "
                              "calibrate to a ZCDP or ApproxDP target, or use sampler='float' (unsafe)")
+        if not scalar and not isinstance(target, ZCDP):
+            # d > 1 declares zCDP: solve on the largest rho whose zCDP implies the target
+            rho = calibrate(ZCDP, target, (1e-12, 1e6), increasing=True, tol=2.0**-40)
+            base = gaussian_sigma(query.l2, ZCDP(rho))
         return _grid_calibrate(cls, query, base, target, GDP_MARGIN if scalar else Fraction(0))
 
     def _exact_sigma2(self) -> Fraction:
