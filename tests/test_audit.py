@@ -237,3 +237,13 @@ def test_declared_privacy_loss_adds_a_test_and_removes_none() -> None:
     r = verify.audit(mech, [(0.0, 1.0)], PureDP(1.0), samples=20_000, seed=0, floating_point=False,
                      use_privacy_loss=False)
     assert r.n_tests == 1 and r.violation
+
+
+def test_a_mechanism_without_a_closed_form_loss_is_audited_by_the_generic_tests() -> None:
+    """The catalogue's AboveThreshold inherits the base ``privacy_loss`` stub (NotImplementedError):
+    the audit reads it as no declaration instead of crashing (fails with probability <= 0.05)."""
+    from mechanisms import AboveThreshold, CustomQuery, Domain
+
+    q = CustomQuery(Domain(-1, 1), lambda x: np.array([0.0, 1.0, 2.0]) + x[0], 3, linf=1.0)
+    r = verify.audit(AboveThreshold(q, 1.0, 1.0), [([0.0], [1.0])], PureDP(1.0), samples=20_000, seed=0)
+    assert not r.violation and 0.0 < r.epsilon_lower <= 1.0

@@ -112,6 +112,16 @@ def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int =
     return w
 
 
+def _declares(privacy_loss: Callable[[Any], FloatArray], p: Batch) -> bool:
+    """Whether a ``privacy_loss`` attribute is a declaration: a base class's stub that raises
+    NotImplementedError (no closed-form density) declares nothing."""
+    try:
+        privacy_loss(p.raw)
+    except NotImplementedError:
+        return False
+    return True
+
+
 def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] | None,
                discrete: bool, rng: np.random.Generator, floating_point: bool = True,
                names: Sequence[str] = ()) -> list[Score]:
@@ -121,7 +131,7 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
     (family "declared"), and ``floating_point`` the IEEE-754 granularity score (family
     "representation", the only one that reads a double's binary representation)."""
     out: list[Score] = []
-    if privacy_loss is not None:
+    if privacy_loss is not None and _declares(privacy_loss, p):
         pl = privacy_loss
         out.append(Score("likelihood ratio", lambda b: np.asarray(pl(b.raw), dtype=np.float64).ravel(),
                          fitted=False, family="declared"))
