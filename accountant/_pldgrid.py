@@ -46,6 +46,10 @@ TAIL_MASS = 1e-19
 TAIL_BUDGET = 1e-15
 #: Tail mass left out of the initial discretisation of a continuous mechanism.
 SOURCE_TAIL = 1e-24
+#: Round-off (delta) per copy composed that plain FFTs may add, in all: a quarter of the 8u per
+#: copy that the sources' discretisation already charges. Products above their share are split
+#: (``_split_conv``).
+ROUNDOFF_SHARE = 2.0 * EPS_MACH
 #: Convolutions with fewer than this many products are done directly rather than by FFT. Direct
 #: sums of non-negative terms err only relatively, and pessimistic laws carry relative errors
 #: through every level; optimistic laws fold them into the absolute slack at each coarsening, where
@@ -501,8 +505,8 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int) -> tuple[FloatArray
     return out, 4.0 * EPS_MACH, l1 + math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
 
 
-def _fft_conv(a: FloatArray, b: FloatArray | None, n: int,
-              direct_limit: int) -> tuple[FloatArray, float, float, float]:
+def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
+              budget: float = 0.0) -> tuple[FloatArray, float, float, float]:
     """Linear convolution a * b (a * a when b is None) of non-negative arrays, with worst-case
     round-off bounds ``(out, rel, l1, typical)``: |out - a * b| <= rel (a * b) + e with |e|_1 <= l1;
     ``typical`` is the root-mean-square size of e's entries (|e|_2 / sqrt N), a noise level that
@@ -510,7 +514,8 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int,
 
     Direct summation of m non-negative products errs by at most gamma_m = m u / (1 - m u) relative
     per entry [@higham2002accuracy, Sec. 3.1]: ``rel`` = gamma_m, no absolute part. Larger products
-    go by FFT with error-free splitting (``_split_conv``).
+    go by one plain FFT when its worst-case l1 bound is within ``budget``, else by FFT with
+    error-free splitting (``_split_conv``).
     """
     bb = a if b is None else b
     m = min(a.size, bb.size)
@@ -518,14 +523,21 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int,
         return np.zeros(n), 0.0, 0.0, 0.0
     if a.size * bb.size <= direct_limit:
         return np.convolve(a, bb), m * EPS_MACH / (1.0 - m * EPS_MACH), 0.0, 0.0
+    if budget > 0.0:
+        nf = sfft.next_fast_len(n, real=True)
+        (a2, a1), (b2, b1) = _norms(a), _norms(bb)
+        factor = _fft_relative_error(nf) + 5 * EPS_MACH / 2.0  # _fft_sum's, for one term
+        if math.sqrt(nf) * 1.01 * factor * (a2 * b1 + a1 * b2) <= budget:
+            out, err_l2 = _fft_sum([(a, bb)], n)
+            return out, 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
     return _split_conv(a, b, n)
 
 
-def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
-    """Law of the sum of independent losses (composition), directly when small, else by FFT with
-    error-free splitting (``_fft_conv``). Round-off enters as a relative bound (``rel``) and a
-    worst-case bound on the l1 error added to the slack. Negative values are clipped (which moves
-    each towards the true non-negative value).
+def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.0) -> GridLaw:
+    """Law of the sum of independent losses (composition), directly when small, else by FFT (plain
+    when its round-off bound is within ``budget``, else with error-free splitting: ``_fft_conv``).
+    Round-off enters as a relative bound (``rel``) and a worst-case bound on the l1 error added to
+    the slack. Negative values are clipped (which moves each towards the true non-negative value).
     """
     if a.h != b.h or a.pessimistic != b.pessimistic:
         raise ValueError("convolve needs laws on the same grid and of the same kind")
@@ -533,7 +545,7 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS) -> GridLaw:
     n = ma.size + mb.size - 1
     same = a is b
     out, rel_c, slack_fft, noise = _fft_conv(ma, None if same else mb, n,
-                                             DIRECT_CONV[a.pessimistic])
+                                             DIRECT_CONV[a.pessimistic], budget)
     floor = noise
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     tot_a, tot_b = a.total, b.total
@@ -574,19 +586,22 @@ def self_compose(law: GridLaw, k: int, max_level: int) -> GridLaw:
     base = law
     m = 1
     kk = k
+    # round-off allowed in plain FFTs: in all, a quarter of the sources' own charge (8u per copy),
+    # split over the 2 L products; a product at the m-copy level is used k/m times
+    share = ROUNDOFF_SHARE * k / (2 * k.bit_length())
     while True:
         if kk & 1:
             if result is None:
                 result = base
             else:
                 h = max(result.h, base.h)
-                result = convolve(to_grid(result, h), to_grid(base, h), TAIL_BUDGET / 64)
+                result = convolve(to_grid(result, h), to_grid(base, h), TAIL_BUDGET / 64, share)
         kk >>= 1
         if kk == 0:
             break
         m *= 2
         # a tail dropped here is used k/m times: keep each level's share of delta near TAIL_BUDGET
-        base = convolve(base, base, TAIL_BUDGET * m / (64 * k))
+        base = convolve(base, base, TAIL_BUDGET * m / (64 * k), share * m / k)
         level = min(int(math.log2(m)) // 2, max_level)
         target = h0 * 2 ** level
         if target > base.h:

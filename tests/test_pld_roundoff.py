@@ -112,3 +112,15 @@ def test_operand_slices_are_exact() -> None:
     rebuilt[lo:hi] += h0 * np.longdouble(ulp0) + h1 * np.longdouble(ulp0 * 2.0**-13)
     assert np.array_equal(rebuilt, a.astype(np.longdouble))
     assert (h0 < 2**13).all() and (h1 < 2**13).all() and (t2 < ulp0 * 2.0**-13).all()
+
+
+def test_plain_fft_within_budget() -> None:
+    """With a budget above its bound, one plain FFT is used (no relative part, a larger l1 charge
+    than the split one) and its bound still holds; below it, the split is used."""
+    a, b = pld_like(np.random.default_rng(9), 2500)
+    n = 2 * a.size - 1
+    l1_s = _fft_conv(a, b, n, 0)[2]
+    out, rel, l1, _ = _fft_conv(a, b, n, 0, budget=1.0)
+    assert rel == 0.0 and l1 > 100 * l1_s
+    assert excess(out, exact_convolution(a, b), rel) <= l1
+    assert _fft_conv(a, b, n, 0, budget=l1 / 2)[2] == l1_s
