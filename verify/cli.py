@@ -210,7 +210,7 @@ def cmd_account(args: argparse.Namespace) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> str:
-    from accountant import GDP, ZCDP, to_gdp, to_zcdp
+    from accountant import to_gdp, to_zcdp
 
     gs = _guarantees(args)
     if len(gs) != 1:
@@ -227,20 +227,15 @@ def cmd_convert(args: argparse.Namespace) -> str:
                       else (args.eps[0], float(g.delta(args.eps[0]))))
         out.update(guarantee=f"({eps:.6g}, {delta:.6g})-DP", epsilon=_num(eps), delta=_num(delta))
         rows = [("epsilon", _fmt(out["epsilon"])), ("delta", _fmt(out["delta"]))]
-    elif to == "gdp":
-        try:
-            mu = to_gdp(g).mu
-        except TypeError as exc:
-            raise CliError(f"no conversion from {g} to GDP ({exc})") from None
-        out.update(guarantee=str(GDP(mu)), mu=mu)
-        rows = [("GDP mu", f"{mu:.6g}")]
     else:
+        convert, notion, name = (to_gdp, "GDP", "mu") if to == "gdp" else (to_zcdp, "zCDP", "rho")
         try:
-            rho = to_zcdp(g).rho
+            target = convert(g)
         except TypeError as exc:
-            raise CliError(f"no conversion from {g} to zCDP ({exc})") from None
-        out.update(guarantee=str(ZCDP(rho)), rho=rho)
-        rows = [("zCDP rho", f"{rho:.6g}")]
+            raise CliError(f"no conversion from {g} to {notion} ({exc})") from None
+        value = getattr(target, name)
+        out.update({"guarantee": str(target), name: value})
+        rows = [(f"{notion} {name}", f"{value:.6g}")]
     if args.json:
         return json.dumps(out)
     return _table([("from", str(g)), ("to", out["guarantee"]), *rows])

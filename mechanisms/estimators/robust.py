@@ -77,6 +77,18 @@ def _check_bounds(lower: float, upper: float) -> tuple[float, float]:
     return lo, hi
 
 
+def _check_quantile_fields(m: Any) -> tuple[float, float]:
+    """Validate, in place on a frozen quantile estimator, its data bounds, n, eps and the quantile q;
+    returns (lower, upper)."""
+    lo, hi = _check_bounds(m.lower, m.upper)
+    object.__setattr__(m, "lower", lo)
+    object.__setattr__(m, "upper", hi)
+    object.__setattr__(m, "n", check_count("n", m.n, low=1, high=10**9))
+    object.__setattr__(m, "eps", check_eps(m.eps))
+    object.__setattr__(m, "q", check_real("q", m.q, low=0.0, high=1.0, low_open=True, high_open=True))
+    return lo, hi
+
+
 def _rank(n: int, q: float) -> int:
     """The 1-based rank max(1, ceil(q n)) of the q-quantile (the lower median for q = 1/2)."""
     return max(1, math.ceil(Fraction(q) * n))
@@ -161,14 +173,8 @@ class SmoothSensitivityMedian(Mechanism):
     xi: float | None = None
 
     def __post_init__(self) -> None:
-        lo, hi = _check_bounds(self.lower, self.upper)
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
-        object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**9))
-        object.__setattr__(self, "eps", check_eps(self.eps))
+        lo, hi = _check_quantile_fields(self)
         object.__setattr__(self, "delta", check_delta(self.delta))
-        object.__setattr__(self, "q", check_real("q", self.q, low=0.0, high=1.0, low_open=True,
-                                                 high_open=True))
         if self.resolution is not None:
             object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
                                                               high=hi - lo, low_open=True))
@@ -304,13 +310,7 @@ class ExponentialQuantile(Mechanism):
     bins: int = 4096
 
     def __post_init__(self) -> None:
-        lo, hi = _check_bounds(self.lower, self.upper)
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
-        object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**9))
-        object.__setattr__(self, "eps", check_eps(self.eps))
-        object.__setattr__(self, "q", check_real("q", self.q, low=0.0, high=1.0, low_open=True,
-                                                 high_open=True))
+        _check_quantile_fields(self)
         object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=2**24))
 
     @property

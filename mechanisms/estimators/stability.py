@@ -225,6 +225,13 @@ class ProposeTestRelease(Mechanism):
         return out
 
 
+def _book_test(eps: float, delta: float, threshold: float | None, integer: bool) -> NoisyThresholdTest:
+    """Lap(1/eps) against ``threshold``, by default the book's ln(1/delta)/eps [@dwork2014algorithmic,
+    Alg. 13/14]."""
+    thr = math.log(1.0 / delta) / eps if threshold is None else threshold
+    return NoisyThresholdTest(eps, thr, integer)
+
+
 @dataclass(frozen=True)
 class ADist(Mechanism):
     """A_dist [@dwork2014algorithmic, Alg. 13, Prop. 7.2]: output g(x) if d + Lap(1/eps) >
@@ -257,8 +264,7 @@ class ADist(Mechanism):
     @property
     def test(self) -> NoisyThresholdTest:
         """Lap(1/eps) against ``threshold`` (default the book's ln(1/delta)/eps)."""
-        thr = math.log(1.0 / self.delta) / self.eps if self.threshold is None else self.threshold
-        return NoisyThresholdTest(self.eps, thr, self.integer)
+        return _book_test(self.eps, self.delta, self.threshold, self.integer)
 
     @property
     def sensitivity(self) -> Any:
@@ -345,8 +351,7 @@ class ASamp(Mechanism):
     @property
     def test(self) -> NoisyThresholdTest:
         """Lap(1/eps) on the real d against ``threshold`` (default the book's ln(1/delta)/eps)."""
-        thr = math.log(1.0 / self.delta) / self.eps if self.threshold is None else self.threshold
-        return NoisyThresholdTest(self.eps, thr, integer=False)
+        return _book_test(self.eps, self.delta, self.threshold, integer=False)
 
     @property
     def sensitivity(self) -> Any:
