@@ -225,15 +225,35 @@ class ProposeTestRelease(Mechanism):
         return out
 
 
-def _book_test(eps: float, delta: float, threshold: float | None, integer: bool) -> NoisyThresholdTest:
-    """Lap(1/eps) against ``threshold``, by default the book's ln(1/delta)/eps [@dwork2014algorithmic,
-    Alg. 13/14]."""
-    thr = math.log(1.0 / delta) / eps if threshold is None else threshold
-    return NoisyThresholdTest(eps, thr, integer)
+class _BookTested(Mechanism):
+    """A release gated by the book's noisy test of a sensitivity-1 distance d: Lap(1/eps) against
+    ``threshold``, by default ln(1/delta)/eps [@dwork2014algorithmic, Alg. 13/14]; (eps, P(pass | d = 0))-DP.
+    Subclasses are dataclasses with the fields ``eps``, ``delta`` and ``threshold``."""
+
+    eps: float
+    delta: float
+    threshold: float | None
+
+    def _integer_distance(self) -> bool:
+        """Whether d takes integer values (the test is then decided on integers)."""
+        return False
+
+    @property
+    def test(self) -> NoisyThresholdTest:
+        thr = math.log(1.0 / self.delta) / self.eps if self.threshold is None else self.threshold
+        return NoisyThresholdTest(self.eps, thr, self._integer_distance())
+
+    @property
+    def sensitivity(self) -> Any:
+        """Of the distance d (for A_samp: given that no row is in more than 2mq subsamples)."""
+        return sympy.Integer(1)
+
+    def guarantee(self) -> Guarantee:
+        return ApproxDP(self.eps, self.test.delta(0))
 
 
 @dataclass(frozen=True)
-class ADist(Mechanism):
+class ADist(_BookTested):
     """A_dist [@dwork2014algorithmic, Alg. 13, Prop. 7.2]: output g(x) if d + Lap(1/eps) >
     ln(1/delta)/eps, else ``BOTTOM``, where ``distance(x)`` is the (integer) distance from x to the
     nearest dataset on which g is unstable (0 when unstable at x; sensitivity 1).
@@ -261,18 +281,8 @@ class ADist(Mechanism):
             object.__setattr__(self, "threshold", check_real("threshold", self.threshold, low=-1e12,
                                                              high=1e12))
 
-    @property
-    def test(self) -> NoisyThresholdTest:
-        """Lap(1/eps) against ``threshold`` (default the book's ln(1/delta)/eps)."""
-        return _book_test(self.eps, self.delta, self.threshold, self.integer)
-
-    @property
-    def sensitivity(self) -> Any:
-        """Of the distance to instability."""
-        return sympy.Integer(1)
-
-    def guarantee(self) -> Guarantee:
-        return ApproxDP(self.eps, self.test.delta(0))
+    def _integer_distance(self) -> bool:
+        return self.integer
 
     @property
     def output(self) -> OutputSpec:
@@ -306,7 +316,7 @@ def mode_with_distance(values: ArrayLike, adjacency: str = "add_remove") -> tupl
 
 
 @dataclass(frozen=True)
-class ASamp(Mechanism):
+class ASamp(_BookTested):
     """A_samp [@dwork2014algorithmic, Alg. 14; @smith2013differentially]: m subsamples x_i, each row
     kept independently with probability q; ``BOTTOM`` if some row is in more than 2 m q of them; else
     z = (f(x_1), ..., f(x_m)), d = (count_(1) - count_(2)) / (4 m q) - 1 and A_dist on d: mode(z) if
@@ -347,19 +357,6 @@ class ASamp(Mechanism):
             raise ValueError(f"q = {q!r} is below 2^-40")
         m = self.m if self.m is not None else math.ceil(math.log(n / self.delta) / float(qf) ** 2)
         return qf, check_count("m (the number of subsamples)", m, low=1, high=10**7)
-
-    @property
-    def test(self) -> NoisyThresholdTest:
-        """Lap(1/eps) on the real d against ``threshold`` (default the book's ln(1/delta)/eps)."""
-        return _book_test(self.eps, self.delta, self.threshold, integer=False)
-
-    @property
-    def sensitivity(self) -> Any:
-        """Of d, given that no row is in more than 2mq subsamples."""
-        return sympy.Integer(1)
-
-    def guarantee(self) -> Guarantee:
-        return ApproxDP(self.eps, self.test.delta(0))
 
     @property
     def output(self) -> OutputSpec:
