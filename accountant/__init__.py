@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         register_composition,
     )
     from .conversions import (
+        finite_pair_rdp,
         gdp_to_approx_dp,
         gdp_to_tradeoff,
         gdp_to_zcdp,
@@ -147,6 +148,7 @@ __all__ = [
     "dpsgd_pld",
     "dpsgd_sampling_rate",
     "dpsgd_steps",
+    "finite_pair_rdp",
     "from_dp_event",
     "gdp_to_approx_dp",
     "gdp_to_tradeoff",

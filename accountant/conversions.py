@@ -7,12 +7,20 @@ from collections.abc import Sequence
 from functools import singledispatch
 
 import mpmath
+import numpy as np
+from scipy import special
 
 from ._numeric import check_count, check_real, check_reals, round_up, sum_up
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, rdp_classic_epsilon
-from .tradeoff import GaussianTradeoff, profile_to_tradeoff, tradeoff_to_profile
+from .tradeoff import (
+    FiniteLossTradeoff,
+    GaussianTradeoff,
+    profile_to_tradeoff,
+    tradeoff_to_profile,
+)
 
 __all__ = [
+    "finite_pair_rdp",
     "gdp_to_approx_dp",
     "gdp_to_tradeoff",
     "gdp_to_zcdp",
@@ -174,6 +182,91 @@ def randomized_response_rdp(eps: float, k: int = 2) -> RDP:
     return RDP.from_curve(lambda a: randomized_response_renyi(eps, a, k))
 
 
+#: Unit round-off of a double: the error bounds below count a few of them per operation.
+_U = 2.0 ** -53
+
+
+def _renyi_one_way_up(losses: np.ndarray, q: np.ndarray, p_gap: float, rtol: float, atol: float,
+                      order: float) -> float:
+    """An upper bound on D_a(Q || P) = log(sum_i q_i e^{(a-1) l_i}) / (a-1) (its limit at a = 1,
+    the KL divergence sum_i q_i l_i; max l_i at a = inf) for the exact pair whose Q-masses lie
+    within a relative ``rtol`` of ``q`` (all finite, Q has no mass where P vanishes), whose
+    losses l = log(q/p) lie within ``atol`` of ``losses``, and whose P puts ``p_gap`` (an upper
+    bound) where Q vanishes.
+
+    Near a = 1 the sum is written without cancellation: with c = a - 1, sum q = 1 and
+    sum q e^{-l} = 1 - p_gap, sum q e^{cl} = 1 + c S, S = p_gap + sum q f_c(l), where
+    f_c(l) = expm1(c l)/c + expm1(-l) >= 0 (convex, 0 at l = 0; f_0(l) = l + expm1(-l)), so
+    D_a = log1p(c S)/c. Every term of S is non-negative and raised by a bound on its rounding
+    error, each loss is moved to the end of its interval where the convex f_c is larger, and
+    the masses are raised by rtol: an upper bound as computed in floating point, with no
+    1/(a - 1) amplification of round-off. Far from a = 1 (c max|l| > 1) the sum is taken in log
+    space (logsumexp over log q + c (l + atol)), its error bounded and added."""
+    keep = q > 0.0
+    l_, qm = losses[keep], q[keep]
+    if l_.size == 0:
+        return 0.0
+    r = rtol + (l_.size + 4) * _U
+    lo = np.nextafter(l_ - atol, -np.inf)
+    hi = np.nextafter(l_ + atol, np.inf)
+    c = order - 1.0
+    if c == math.inf:
+        return float(np.nextafter(hi.max(), np.inf))
+    if c * float(np.max(np.maximum(np.abs(lo), np.abs(hi)))) <= 1.0:
+        worst = np.zeros_like(l_)
+        for x in (lo, hi):
+            a = np.expm1(c * x) / c if c > 0.0 else x
+            b = np.expm1(-x)
+            v = np.maximum(a + b, 0.0) + 8.0 * _U * (np.abs(a) + np.abs(b) + np.abs(x))
+            worst = np.maximum(worst, v)
+        s = (float(np.sum(qm * worst)) * (1.0 + r) + p_gap) * (1.0 + 2.0 * (l_.size + 2) * _U)
+        if c == 0.0:
+            return math.nextafter(s, math.inf)
+        val = math.log1p(math.nextafter(c * s, math.inf)) / c
+    else:
+        log_q = np.log(qm)
+        ex = log_q + c * hi
+        lse = float(special.logsumexp(ex))
+        err = 4.0 * _U * float(np.max(np.abs(log_q) + np.abs(c * hi))) + r \
+            + (l_.size + 4) * _U + 2.0 * _U * abs(lse)
+        val = (lse + err) / c
+    return max(0.0, math.nextafter(val * (1.0 + 4.0 * _U), math.inf))
+
+
+def _finite_pair_renyi(f: FiniteLossTradeoff, order: float) -> float:
+    """min(D_a(Q || P), D_a(P || Q)) of the pair (P, Q) of a finite-loss curve f = T(P, Q), each
+    rounded up by ``_renyi_one_way_up``; inf where both directions have mass where the other
+    law vanishes."""
+    l_, q = f.losses, f.q_masses
+    direct = math.inf if f.q_inf > 0.0 else _renyi_one_way_up(
+        l_, q, f.p_ninf, f.mass_rtol, f.loss_atol, order)
+    if f.p_ninf > 0.0:
+        return direct
+    with np.errstate(divide="ignore"):
+        p = np.exp(np.log(q) - l_)  # P-masses q e^{-l} <= 1: no overflow
+    reverse = _renyi_one_way_up(-l_, p, f.q_inf, f.mass_rtol + f.loss_atol + 4.0 * _U,
+                                f.loss_atol, order)
+    return min(direct, reverse)
+
+
+def finite_pair_rdp(f: FiniteLossTradeoff) -> RDP:
+    """The exact RDP curve, at every order a >= 1 (order 1: the KL divergence), of f-DP for a
+    finite-loss curve f = T(P, Q) (randomized response, (eps, 0)-DP, discrete Laplace, any
+    ``FiniteLossTradeoff``): eps(a) = min(D_a(P || Q), D_a(Q || P)), rounded up.
+
+    f-DP asks T(M(S), M(S')) >= f for both orders of neighbours [@dong2022gaussian, Def. 2.3]; then
+    (M(S), M(S')) is a post-processing of (P, Q) [@dong2022gaussian, Thm 2.10], and, since
+    T(M(S), M(S')) = T(M(S'), M(S))^{-1} >= f^{-1} = T(Q, P), also of (Q, P); Renyi divergences
+    only shrink under post-processing [@mironov2017renyi, Prop. 2]. Both bounds hold, and the pair
+    itself attains them when it is symmetric (randomized response), so the curve is exact there."""
+    if not isinstance(f, FiniteLossTradeoff):
+        raise TypeError(f"f must be a FiniteLossTradeoff, got {type(f).__name__}")
+    if f.q_inf > 0.0 and f.p_ninf > 0.0:
+        raise ValueError(f"{f!r} has mass at infinite loss in both directions (delta > 0): "
+                         "no Renyi divergence of it is finite")
+    return RDP.from_curve(lambda a: _finite_pair_renyi(f, check_real("order", a, low=1.0)))
+
+
 def pure_dp_to_rdp(eps: float, orders: Sequence[float] | None = None) -> RDP:
     """eps-DP implies the RDP of randomized response at every order [@mironov2017renyi, Prop. 5]."""
     eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
@@ -248,6 +341,17 @@ def _(g: CLTGDP) -> RDP:
 @to_rdp.register
 def _(g: PureDP) -> RDP:
     return pure_dp_to_rdp(g.eps)
+
+
+@to_rdp.register
+def _(g: FDP) -> RDP:
+    f = g.tradeoff
+    if isinstance(f, FiniteLossTradeoff):
+        return finite_pair_rdp(f)
+    if type(f) is GaussianTradeoff:
+        return to_rdp(GDP(f.mu))
+    raise TypeError(f"no RDP conversion is known for f-DP with {f!r} (finite-loss and Gaussian "
+                    "curves have one)")
 
 
 def _refuse_approximation(g: CLTGDP) -> None:

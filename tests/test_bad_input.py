@@ -181,6 +181,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.pure_dp_to_rdp": lambda: ((1.0,), {"orders": [2.0, 3.0]}),
     "accountant.pure_dp_to_zcdp": lambda: ((1.0,), {}),
     "accountant.randomized_response_rdp": lambda: ((1.0,), {"k": 3}),
+    "accountant.finite_pair_rdp": lambda: ((FiniteLossTradeoff.randomized_response(1.0, 3),), {}),
     "accountant.rdp_to_approx_dp": lambda: ((_rdp(),), {"delta": 1e-5}),
     "accountant.rdp_to_approx_dp_classic": lambda: ((_rdp(),), {"delta": 1e-5}),
     "accountant.subsample": lambda: ((PureDP(1.0), 0.1), {}),
