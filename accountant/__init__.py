@@ -20,6 +20,12 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         ldp_to_bdp,
         mean_cdp_vector,
     )
+    from .bounded_range import (
+        BoundedRange,
+        bounded_range_delta,
+        bounded_range_rdp,
+        bounded_range_renyi,
+    )
     from .calibration import calibrate, calibrate_count
     from .composition import (
         Method,
@@ -102,6 +108,7 @@ __all__ = [
     "ApproxDPPair",
     "BCDPCompositionError",
     "BayesianDP",
+    "BoundedRange",
     "BudgetExceededError",
     "CallableTradeoff",
     "CoordinateDP",
@@ -131,6 +138,9 @@ __all__ = [
     "TradeoffFunction",
     "baseline_zeta",
     "bcdp_cdp_vector",
+    "bounded_range_delta",
+    "bounded_range_rdp",
+    "bounded_range_renyi",
     "calibrate",
     "calibrate_count",
     "cdp_to_bcdp",

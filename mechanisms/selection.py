@@ -19,7 +19,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant import ApproxDP, Guarantee, PureDP, calibrate, compose, implies
+from accountant import ApproxDP, BoundedRange, Guarantee, PureDP, calibrate, compose, implies
 from accountant.validation import check_count, check_real
 
 from .base import Mechanism, OutputSpec
@@ -108,6 +108,13 @@ class ExponentialMechanism(Mechanism):
     Bernoulli(exp(-s d_r)) [@canonne2020discrete, Alg. 1]. This is the exponential mechanism on an integer
     utility of sensitivity K with factor s, so P(r|D)/P(r|D') <= exp(2 s K) <= e^eps (exp(s K) when monotone):
     the declared ``PureDP(eps)`` holds for what is sampled. Expected rounds: k / sum_r exp(-s d_r) <= k.
+
+    It declares the stronger ``BoundedRange(eps)`` [@durfee2019practical, Sec. 4.2], whose RDP curve,
+    zCDP level (eps^2/8) and profile are tight for the exponential mechanism: the clipped utility
+    v_r = max(n_r, max n - D) has P(r) proportional to exp(s v_r), and each v_r - v'_r lies in
+    [-K, K] (in [0, K] or [-K, 0] when monotone: max is monotone and 1-Lipschitz), so over the
+    outputs the loss log P(r|D)/P(r|D') = s (v_r - v'_r) - log(Z/Z') varies by at most 2 s K <= eps
+    (s K <= eps when monotone).
     """
 
     utility: Query
@@ -128,7 +135,7 @@ class ExponentialMechanism(Mechanism):
         return self.utility.linf
 
     def guarantee(self) -> Guarantee:
-        return PureDP(self.eps)
+        return BoundedRange(self.eps)
 
     @property
     def output(self) -> OutputSpec:
