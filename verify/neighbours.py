@@ -12,12 +12,14 @@ half and spends its error budget only on the most promising.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from accountant.validation import FloatArray, check_count, check_real
 from mechanisms import Domain
@@ -138,25 +140,129 @@ class RandomSearch:
 
 
 SearchAdjacency = Literal["replace", "add_remove", "answers"]
+#: How the adaptive search moves after its structured start.
+SearchMethod = Literal["climb", "surrogate"]
+#: Most records (corners, axis points) a vector domain contributes to the structured start.
+MAX_RECORDS = 12
+#: Quantile levels of each coordinate that describe a dataset to the surrogate.
+SURROGATE_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+
+
+@dataclass(frozen=True)
+class _Space:
+    """The numeric search space: records in [lo, hi] (d coordinates; optionally also in a ball
+    around 0), n records (answers) per dataset, the adjacency. Datasets are (n, d) arrays inside
+    the search; ``scalar`` ones are handed out as (n,) arrays."""
+
+    lo: FloatArray
+    hi: FloatArray
+    n: int
+    adj: SearchAdjacency
+    scalar: bool
+    integers: bool
+    ball: tuple[str, float] | None
+
+    @property
+    def d(self) -> int:
+        return int(self.lo.size)
+
+    def fix(self, x: FloatArray) -> FloatArray:
+        """Rows moved into the domain: the ball (scaled toward 0), the box, then whole numbers
+        (toward 0 with a ball, so neither constraint breaks)."""
+        x = np.array(x, dtype=np.float64).reshape(-1, self.d)
+        if self.ball is not None:
+            norm, r = self.ball
+            size = np.abs(x).sum(axis=1) if norm == "l1" else np.sqrt((x * x).sum(axis=1))
+            over = size > r
+            x[over] *= (r / size[over] * (1.0 - 4 * np.finfo(np.float64).eps))[:, None]
+        x = np.clip(x, self.lo, self.hi)
+        if self.integers:
+            x = np.trunc(x) if self.ball is not None else np.clip(np.round(x), np.ceil(self.lo),
+                                                                   np.floor(self.hi))
+        return np.asarray(x + 0.0, dtype=np.float64)  # + 0.0: no -0.0 rows
+
+    def record(self, c: FloatArray) -> FloatArray:
+        return np.asarray(self.fix(np.asarray(c, dtype=np.float64)[None, :])[0], dtype=np.float64)
+
+    def opposite(self, c: FloatArray) -> FloatArray:
+        """The record farthest from c in the domain's own geometry: the opposite corner of the box,
+        or -c in a ball."""
+        return self.record(-c if self.ball is not None else self.lo + self.hi - c)
+
+    def records(self) -> list[FloatArray]:
+        """Extreme and central records: first two opposite extremes, then the centre, then (vector
+        records) the other box corners (all of them for d <= 3, else one-hot corners and their
+        opposites) or the ball's points on the coordinate axes and the diagonal."""
+        lo, hi, d = self.lo, self.hi, self.d
+        mid = (lo + hi) / 2
+        if self.integers and self.ball is None:
+            lo, hi, mid = np.ceil(lo), np.floor(hi), np.round(mid)
+        if self.ball is None:
+            recs = [lo, hi, mid]
+            if d > 1:
+                if d <= 3:
+                    recs += [np.where(np.array(bits, dtype=bool), hi, lo)
+                             for bits in itertools.product((0, 1), repeat=d)]
+                else:
+                    for j in range(min(d, 4)):
+                        one = np.arange(d) == j
+                        recs += [np.where(one, hi, lo), np.where(one, lo, hi)]
+        else:
+            r = self.ball[1]
+            diag = np.full(d, r / (d if self.ball[0] == "l1" else math.sqrt(d)))
+            recs = [r * _unit(d, 0), -r * _unit(d, 0), np.zeros(d), diag, -diag]
+            for j in range(1, min(d, 4)):
+                recs += [r * _unit(d, j), -r * _unit(d, j)]
+        out: list[FloatArray] = []
+        for c in recs:
+            c = self.record(c)
+            if not any(np.array_equal(c, o) for o in out):
+                out.append(c)
+        return out[:MAX_RECORDS]
+
+    def random_record(self, rng: np.random.Generator) -> FloatArray:
+        return self.record(rng.uniform(self.lo, self.hi))
+
+    def out(self, x: FloatArray) -> FloatArray:
+        return np.asarray(x[:, 0] if self.scalar else x, dtype=np.float64)
+
+
+def _unit(d: int, j: int) -> FloatArray:
+    return np.asarray(np.arange(d) == j, dtype=np.float64)
+
+
+def _rows_differ(x: FloatArray, x2: FloatArray) -> NDArray[np.bool_]:
+    return np.asarray(np.any(x != x2, axis=1))
 
 
 @dataclass(frozen=True)
 class AdaptiveSearch:
     """A search for the neighbouring pair with the largest privacy loss, adapted to the mechanism.
 
-    domain: ``(low, high, n)`` (n records in [low, high]) or a scalar ``mechanisms.Domain`` with
-    numeric bounds and n (its adjacency is used unless ``adjacency`` is given).
+    domain: ``(low, high, n)`` (n scalar records in [low, high]) or a ``mechanisms.Domain`` with
+    numeric bounds and n (its adjacency is used unless ``adjacency`` is given); a Domain with
+    d > 1 has vector records in its box, and the pairs are (n, d) arrays.
     adjacency: "replace" or "add_remove" (records), or "answers" (a vector of n query answers, each
-    moving by at most ``sensitivity``, StatDP's setting [@ding2018detecting]).
+    moving by at most ``sensitivity``, StatDP's setting [@ding2018detecting]; scalar domains only).
+    ball: ``("l1" | "l2", radius)``: records also lie in that ball around 0 (the box must contain
+    0), as for clipped-norm vector sums.
 
-    It starts from structured candidates (``pairs``: constant datasets and one-record changes from
-    them, two-valued datasets, StatDP's patterns for answers), then spends ``budget`` estimates:
-    a bisection along chains of neighbouring datasets from one constant dataset to another (a loss
-    concentrated on one step of the chain, as at a data-dependent threshold, lies in the half whose
-    end points differ more; group privacy bounds the rest), and hill climbing from the best pairs by
-    one-record (one-answer) moves. ``verify.audit`` runs it on exploration draws independent of its
-    selection and evaluation draws and audits the ``keep`` best pairs, so the search costs no error
-    budget: any rule for choosing pairs keeps the evaluation's bounds valid.
+    It starts from structured candidates (``pairs``: constant datasets of extreme and central
+    records with one record changed, first to the opposite extreme; for vector records the box's
+    corners, or the ball's points on the axes and the diagonal; two-valued datasets; StatDP's
+    patterns for answers), then spends ``budget`` estimates: a bisection along chains of neighbouring
+    datasets from one constant dataset to another (a loss concentrated on one step of the chain, as
+    at a data-dependent threshold, lies in the half whose end points differ more; group privacy
+    bounds the rest), then, with ``method="climb"``, hill climbing from the best pairs by
+    one-record (one-answer, one-coordinate) moves that stay in the domain and the adjacency, or with
+    ``method="surrogate"`` a DP-Finder-style search [@bichsel2018dpfinder]: a smooth surrogate
+    (Gaussian-process regression) of the estimated loss as a function of the pair, optimised by
+    local search over moves without drawing, its best candidates estimated on fresh draws and
+    refitted, and the most promising confirmed by a second estimate on fresh draws.
+    ``verify.audit`` runs the search on exploration draws independent of its selection and
+    evaluation draws (the event of each estimate is chosen on those draws) and audits the ``keep``
+    best pairs, so the search costs no error budget: any rule for choosing pairs keeps the
+    evaluation's bounds valid, and every evaluated test is counted in K.
     """
 
     domain: tuple[float, float, int] | Domain
@@ -165,217 +271,401 @@ class AdaptiveSearch:
     sensitivity: float = 1.0
     budget: int = 48
     keep: int = 8
+    ball: tuple[str, float] | None = None
+    method: str = "climb"
+    _space: _Space = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._bounds()
         check_real("sensitivity", self.sensitivity, low=0.0, high=math.inf, low_open=True, high_open=True)
         check_count("budget", self.budget, low=1, high=MAX_N)
         check_count("keep", self.keep, low=1, high=MAX_N)
         if not isinstance(self.integers, bool):
             raise TypeError(f"integers must be True or False, got {self.integers!r}")
+        if self.method not in ("climb", "surrogate"):
+            raise ValueError(f"method must be 'climb' or 'surrogate', got {self.method!r}")
+        object.__setattr__(self, "_space", self._build())
 
-    def _bounds(self) -> tuple[float, float, int, SearchAdjacency]:
+    def _build(self) -> _Space:
         dom = self.domain
         adj = self.adjacency
         if isinstance(dom, Domain):
-            lo, hi = np.ravel(dom.lower), np.ravel(dom.upper)
             try:
-                if lo.size != 1 or hi.size != 1:
-                    raise TypeError
-                low, high, n = float(lo[0]), float(hi[0]), int(dom.n)
+                lo = np.array([float(a) for a in dom.lower], dtype=np.float64)
+                hi = np.array([float(b) for b in dom.upper], dtype=np.float64)
+                d, n = int(dom.d), int(dom.n)
             except (TypeError, ValueError):
-                raise ValueError(f"domain must have numeric scalar bounds and n, got {dom!r}") from None
+                raise ValueError(f"domain must have numeric bounds, d and n, got {dom!r}") from None
+            if lo.size == 1:
+                lo, hi = np.full(d, lo[0]), np.full(d, hi[0])
             if adj is None:
                 adj = dom.adjacency
-            low, high, n = check_domain((low, high, n))
+            for j in range(d):
+                check_domain((float(lo[j]), float(hi[j]), n))
+            n = check_count("domain size n", n, low=1, high=MAX_N)
+            scalar = d == 1
         else:
             low, high, n = check_domain(dom)
+            lo, hi, scalar = np.array([low]), np.array([high]), True
         adj = "replace" if adj is None else adj
         if adj not in ("replace", "add_remove", "answers"):
             raise ValueError(f"adjacency must be 'replace', 'add_remove' or 'answers', got {adj!r}")
-        if self.integers and math.ceil(low) > math.floor(high):
-            raise ValueError(f"domain [{low}, {high}] contains no integer")
+        if adj == "answers" and not scalar:
+            raise ValueError(f"adjacency 'answers' is for a vector of scalar answers, got records of "
+                             f"dimension d = {lo.size}")
+        if self.integers and np.any(np.ceil(lo) > np.floor(hi)):
+            raise ValueError(f"domain [{lo.tolist()}, {hi.tolist()}] contains no integer")
         if adj == "add_remove" and n < 2:
             raise ValueError(f"add_remove search needs n >= 2 records, got n = {n}")
-        return low, high, n, adj  # type: ignore[return-value]
+        ball = self.ball
+        if ball is not None:
+            if not isinstance(ball, (tuple, list)) or len(ball) != 2 or ball[0] not in ("l1", "l2"):
+                raise ValueError(f"ball must be ('l1' or 'l2', radius), got {ball!r}")
+            r = check_real("ball radius", ball[1], low=0.0, high=math.inf, low_open=True, high_open=True)
+            if adj == "answers":
+                raise ValueError("a ball constrains records; adjacency 'answers' has none")
+            if np.any(lo > 0) or np.any(hi < 0):
+                raise ValueError(f"a ball around 0 needs a box containing 0, got lower {lo.tolist()}, "
+                                 f"upper {hi.tolist()}")
+            if self.integers and r < 1:
+                raise ValueError(f"ball radius {r} < 1 holds no nonzero integer record")
+            ball = (str(ball[0]), r)
+        return _Space(lo, hi, n, adj, scalar, self.integers, ball)  # type: ignore[arg-type]
 
-    def _values(self) -> list[float]:
-        low, high, _, _ = self._bounds()
-        vals = [low, high, (low + high) / 2]
-        if self.integers:
-            vals = [float(math.ceil(low)), float(math.floor(high)), float(round((low + high) / 2))]
-        return list(dict.fromkeys(vals))
-
-    def _fix(self, x: FloatArray) -> FloatArray:
-        low, high, _, _ = self._bounds()
-        x = np.clip(x, low, high)
-        if self.integers:
-            x = np.clip(np.round(x), math.ceil(low), math.floor(high))
-        return np.asarray(x, dtype=np.float64)
-
+    # ----- structured candidates ---------------------------------------------------------------
     def pairs(self, rng: np.random.Generator) -> list[FloatPair]:
         """The structured candidates (all neighbouring under the adjacency)."""
-        low, high, n, adj = self._bounds()
-        vals = self._values()
+        return [(self._space.out(a), self._space.out(b)) for a, b in self._starts()]
+
+    def _starts(self) -> list[FloatPair]:
+        sp = self._space
         out: list[FloatPair] = []
-        if adj == "answers":
-            s = self.sensitivity
+        if sp.adj == "answers":
+            s, low, high = self.sensitivity, float(sp.lo[0]), float(sp.hi[0])
             for base in dict.fromkeys([low, (low + high) / 2 - s]):
                 if base >= low and base + 2 * s <= high:
-                    out += statdp_patterns(n, s, base)
+                    out += statdp_patterns(sp.n, s, base)
             if not out:
                 raise ValueError(f"domain [{low}, {high}] is narrower than 2 * sensitivity = {2 * s}")
-            return _unique([(self._fix(a), self._fix(b)) for a, b in out])
-        for c in vals:
-            x = np.full(n, c)
-            if adj == "replace":
-                for v in vals:
-                    if v != c:
-                        x2 = x.copy()
-                        x2[0] = v
-                        out.append((x, x2))
-            else:
-                out.append((x, x[1:]))
-        a, b = vals[0], vals[1]
-        for j in sorted({n // 4, n // 2, (3 * n) // 4}):
-            out.append(self._link(a, b, 2 * j if adj == "add_remove" else j))
-        return _unique([(self._fix(p), self._fix(q)) for p, q in out])
+            return _unique([(sp.fix(a[:, None]), sp.fix(b[:, None])) for a, b in out])
+        recs = sp.records()
+        consts = [np.tile(c, (sp.n, 1)) for c in recs]
+        if sp.adj == "replace":
+            changes = [(i, sp.opposite(c)) for i, c in enumerate(recs)]  # opposite extremes first
+            # then every other record (scalars), or from the centre to every extreme (vectors)
+            changes += [(i, v) for i, c in enumerate(recs) for v in recs
+                        if (sp.d == 1 or i == 2) and not np.array_equal(v, c)]
+            for i, v in changes:
+                x2 = consts[i].copy()
+                x2[0] = v
+                if not np.array_equal(x2, consts[i]):
+                    out.append((consts[i], x2))
+        else:
+            out += [(x, x[1:]) for x in consts]
+        a, b = recs[0], recs[1]
+        for j in sorted({sp.n // 4, sp.n // 2, (3 * sp.n) // 4}):
+            out.append(self._link(a, b, 2 * j if sp.adj == "add_remove" else j))
+        return _unique([(sp.fix(p), sp.fix(q)) for p, q in out])
 
-    def _chain(self, a: float, b: float, i: int) -> FloatArray:
+    def _chain(self, a: FloatArray, b: FloatArray, i: int) -> FloatArray:
         """Dataset i of a chain of neighbours from all-a to all-b: replace one a by b per step
         ("replace"), or remove one a then add one b ("add_remove", so twice as many steps)."""
-        _, _, n, adj = self._bounds()
-        if adj == "replace":
+        n = self._space.n
+        if self._space.adj == "replace":
             return np.asarray([b] * i + [a] * (n - i), dtype=np.float64)
         j, odd = divmod(i, 2)
-        return np.asarray([b] * j + [a] * (n - j - odd), dtype=np.float64)
+        return np.asarray([b] * j + [a] * (n - j - odd), dtype=np.float64).reshape(-1, a.size)
 
     def _chain_length(self) -> int:
-        _, _, n, adj = self._bounds()
-        return n if adj == "replace" else 2 * n
+        return self._space.n if self._space.adj == "replace" else 2 * self._space.n
 
-    def _link(self, a: float, b: float, i: int) -> FloatPair:
+    def _link(self, a: FloatArray, b: FloatArray, i: int) -> FloatPair:
         """Step i of the chain, the larger dataset first (add_remove: x2 is x without one record;
         the audit tests both directions)."""
         x, x2 = self._chain(a, b, i), self._chain(a, b, i + 1)
-        return (x2, x) if x2.size > x.size else (x, x2)
+        return (x2, x) if x2.shape[0] > x.shape[0] else (x, x2)
 
+    # ----- the search ------------------------------------------------------------------------------
     def search(self, estimate: Estimator, rng: np.random.Generator) -> list[FloatPair]:
-        """Structured candidates, chain bisection, then hill climbing, within ``budget`` estimates;
-        returns the ``keep`` pairs with the largest estimated loss."""
-        _, _, _, adj = self._bounds()
-        pool: list[tuple[float, int, FloatPair]] = []
-        spent = 0
-
-        def run(cands: list[FloatPair]) -> list[float]:
-            nonlocal spent
-            cands = cands[: max(0, self.budget - spent)]
-            if not cands:
-                return []
-            vals = [float(v) for v in estimate(cands)]
-            spent += len(cands)
-            return vals
-
-        def add(cands: list[FloatPair], vals: list[float]) -> None:
-            for p, v in zip(cands, vals, strict=False):
-                pool.append((v, len(pool), p))
-
-        starts = self.pairs(rng)
-        add(starts, run(starts))
-        if adj != "answers":
-            vals = self._values()
-            chains = [(vals[0], vals[1])]
-            if len(vals) > 2:
-                chains += [(vals[0], vals[2]), (vals[2], vals[1])]
+        """Structured candidates, chain bisection, then hill climbing or the surrogate search, within
+        ``budget`` estimates; returns the ``keep`` pairs with the largest estimated loss."""
+        sp = self._space
+        state = _State(self.budget, estimate, sp)
+        starts = self._starts()
+        state.add(starts, state.run(starts))
+        if sp.adj != "answers":
+            recs = sp.records()
+            chains = [(recs[0], recs[1])]
+            if len(recs) > 2:
+                chains += [(recs[0], recs[2]), (recs[2], recs[1])]
             for a, b in chains:
-                if spent >= self.budget:
+                if state.left() <= 0:
                     break
-                add(*self._bisect(a, b, run))
-        while spent < self.budget:
-            parents = [p for _, _, p in sorted(pool, key=lambda t: (-t[0], t[1]))[:4]]
+                state.add(*self._bisect(a, b, state.run))
+        if self.method == "surrogate":
+            return [(sp.out(a), sp.out(b)) for a, b in self._surrogate(state, rng)]
+        while state.left() > 0:
+            parents = state.best(4)
             children = _unique([self._move(p, rng) for p in parents for _ in range(2)])
+            children = [c for c in children if state.key(c) not in state.seen] or children
             if not children:
                 break
-            add(children, run(children))
-        best = sorted(pool, key=lambda t: (-t[0], t[1]))
-        return _unique([p for _, _, p in best])[: self.keep]
+            state.add(children, state.run(children))
+        return [(sp.out(a), sp.out(b)) for a, b in state.best(self.keep)]
 
-    def _bisect(self, a: float, b: float,
+    def _bisect(self, a: FloatArray, b: FloatArray,
                 run: Callable[[list[FloatPair]], list[float]]) -> tuple[list[FloatPair], list[float]]:
         """Narrow the segment of the all-a to all-b chain whose end points differ most, by halves,
         down to one step: a neighbouring pair (returned with its estimate)."""
+        fix = self._space.fix
         lo, hi = 0, self._chain_length()
         while hi - lo > 1:
             mid = (lo + hi) // 2
             halves = [(self._chain(a, b, lo), self._chain(a, b, mid)),
                       (self._chain(a, b, mid), self._chain(a, b, hi))]
-            v = run([(self._fix(p), self._fix(q)) for p, q in halves])
+            v = run([(fix(p), fix(q)) for p, q in halves])
             if len(v) < 2:
                 return [], []
             lo, hi = (lo, mid) if v[0] >= v[1] else (mid, hi)
         link = self._link(a, b, lo)
-        pair = (self._fix(link[0]), self._fix(link[1]))
+        pair = (fix(link[0]), fix(link[1]))
         return [pair], run([pair])
 
+    def _surrogate(self, state: _State, rng: np.random.Generator) -> list[FloatPair]:
+        """The DP-Finder-style phase [@bichsel2018dpfinder, Sec. 4-5]: fit a smooth surrogate of the
+        estimated loss over the pairs estimated so far, maximise an optimistic acquisition (mean +
+        sd) by local search over moves (no draws), estimate the best few new pairs on fresh draws,
+        refit; finally re-estimate the most promising pairs on fresh draws (the confirmation) and
+        rank them by the mean of their estimates."""
+        confirm = min(self.keep, max(1, self.budget // 6))
+        batch = 4
+        while state.left() > confirm:
+            gp = _Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
+            cands = self._optimise(gp, state, rng)
+            todo = [c for c in cands if state.key(c) not in state.seen][: min(batch, state.left() - confirm)]
+            if not todo:
+                todo = _unique([self._random_pair(rng) for _ in range(batch)])[: state.left() - confirm]
+            state.add(todo, state.run(todo))
+        gp = _Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
+        mean, _ = gp.predict(np.array([self._features(p) for p in state.pairs]))
+        order = sorted(range(len(state.pairs)), key=lambda i: (-max(float(mean[i]), state.values[i]), i))
+        top = _unique([state.pairs[i] for i in order])[:confirm]
+        again = state.run(top)
+        state.add(top, again)
+        return state.best(self.keep, average=True)
+
+    def _optimise(self, gp: _Surrogate, state: _State, rng: np.random.Generator) -> list[FloatPair]:
+        """Local maxima of the acquisition, by greedy moves from the best estimated pairs and from
+        random pairs; returned best first."""
+        starts = state.best(4) + [self._random_pair(rng) for _ in range(2)]
+        found: list[tuple[float, int, FloatPair]] = []
+        for s in starts:
+            cur = s
+            cur_v = float(gp.acquire(np.array([self._features(cur)]))[0])
+            for _ in range(4):
+                nb = _unique([self._move(cur, rng) for _ in range(12)])
+                vals = gp.acquire(np.array([self._features(p) for p in nb]))
+                for v, p in zip(vals, nb, strict=True):
+                    found.append((float(v), len(found), p))
+                j = int(np.argmax(vals))
+                if vals[j] <= cur_v:
+                    break
+                cur, cur_v = nb[j], float(vals[j])
+        found.sort(key=lambda t: (-t[0], t[1]))
+        return _unique([p for _, _, p in found])
+
+    def _random_pair(self, rng: np.random.Generator) -> FloatPair:
+        """A random neighbouring pair: a random structured pair after a few random moves."""
+        starts = self._starts()
+        p = starts[int(rng.integers(len(starts)))]
+        for _ in range(3):
+            p = self._move(p, rng)
+        return p
+
+    def _features(self, pair: FloatPair) -> FloatArray:
+        """What the surrogate sees of a pair: the answers and their changes ("answers"); else the
+        changed record before and after, and per coordinate the mean and quantiles of the
+        records the two datasets share."""
+        x, x2 = pair
+        sp = self._space
+        if sp.adj == "answers":
+            return np.concatenate([x.ravel(), (x2 - x).ravel()])
+        k = _differing(x, x2, sp.adj)
+        old = x[k]
+        new = x2[k] if sp.adj == "replace" else x[k]
+        rest = np.delete(x, k, axis=0)
+        if rest.shape[0] == 0:
+            rest = x
+        q = np.quantile(rest, SURROGATE_QUANTILES, axis=0).ravel()
+        return np.concatenate([old, new, new - old, rest.mean(axis=0), q])
+
     def _move(self, pair: FloatPair, rng: np.random.Generator) -> FloatPair:
-        """A random neighbouring pair one record (answer) away from ``pair``."""
-        low, high, _, adj = self._bounds()
+        """A random neighbouring pair one record (answer, coordinate) away from ``pair``."""
+        sp = self._space
         x, x2 = pair[0].copy(), pair[1].copy()
-        pick = [*self._values(), float(rng.uniform(low, high))]
+        recs = sp.records()
+        pick = [*recs, sp.random_record(rng)]
         v = pick[int(rng.integers(len(pick)))]
-        if adj == "answers":
-            k = int(rng.integers(x.size))
+        if sp.adj == "answers":
+            k = int(rng.integers(x.shape[0]))
             s = self.sensitivity
             if rng.random() < 0.5:  # move answer k of both
-                shift = v - x[k]
+                shift = v[0] - x[k, 0]
                 x[k] += shift
                 x2[k] += shift
             else:  # change how answer k differs
                 x2[k] = x[k] + s * float(rng.choice([-1.0, 0.0, 1.0]))
-            x, x2 = self._fix(x), self._fix(x2)
+            x, x2 = sp.fix(x), sp.fix(x2)
             if np.max(np.abs(x - x2)) > s or np.array_equal(x, x2):
                 return pair
             return x, x2
-        diff = _differing(x, x2, adj)
-        u = int(rng.integers(3))
-        if adj == "replace":
-            if u == 0 or x.size == 1:  # the replaced record's new value
+        diff = _differing(x, x2, sp.adj)
+        u = int(rng.integers(4 if sp.d > 1 else 3))
+        if u == 3:  # one coordinate of the changed record, toward an end of its axis (or anywhere)
+            j = int(rng.integers(sp.d))
+            end = [sp.lo[j], sp.hi[j], -x[diff, j], float(rng.uniform(sp.lo[j], sp.hi[j]))]
+            row = x2 if sp.adj == "replace" and rng.random() < 0.5 else x
+            row[diff, j] = end[int(rng.integers(len(end)))]
+            if sp.adj == "add_remove":
+                x2 = np.delete(x, diff, axis=0)
+        elif sp.adj == "replace":
+            if u == 0 or x.shape[0] == 1:  # the replaced record's new value
                 x2[diff] = v
             elif u == 1:  # the replaced record's old value
                 x[diff] = v
             else:  # another record, in both
-                k = int(rng.integers(x.size - 1))
+                k = int(rng.integers(x.shape[0] - 1))
                 k += k >= diff
                 x[k] = x2[k] = v
         else:  # x2 is x without record ``diff``
-            if u == 0 or x.size == 1:
+            if u == 0 or x.shape[0] == 1:
                 x[diff] = v
             else:
-                k = int(rng.integers(x.size))
-                x[k] = v
-            x2 = np.delete(x, diff)
-        x, x2 = self._fix(x), self._fix(x2)
-        if adj == "replace" and (np.sum(x != x2) != 1):
+                x[int(rng.integers(x.shape[0]))] = v
+            x2 = np.delete(x, diff, axis=0)
+        x, x2 = sp.fix(x), sp.fix(x2)
+        if sp.adj == "replace" and int(np.sum(_rows_differ(x, x2))) != 1:
             return pair
         return x, x2
 
 
+class _State:
+    """The estimates spent so far, per pair (internal (n, d) arrays)."""
+
+    def __init__(self, budget: int, estimate: Estimator, sp: _Space) -> None:
+        self.budget, self.estimate, self.sp = budget, estimate, sp
+        self.spent = 0
+        self.pairs: list[FloatPair] = []
+        self.values: list[float] = []
+        self.seen: dict[tuple[bytes, bytes, int], list[float]] = {}
+
+    @staticmethod
+    def key(p: FloatPair) -> tuple[bytes, bytes, int]:
+        return p[0].tobytes(), p[1].tobytes(), p[1].shape[0]
+
+    def left(self) -> int:
+        return self.budget - self.spent
+
+    def run(self, cands: list[FloatPair]) -> list[float]:
+        """Estimates of the candidates (as many as the budget allows), each on fresh draws."""
+        cands = cands[: max(0, self.left())]
+        if not cands:
+            return []
+        vals = [float(v) for v in self.estimate([(self.sp.out(a), self.sp.out(b)) for a, b in cands])]
+        self.spent += len(cands)
+        # an infinite or undefined estimate ranks first or last, but stays finite for the surrogate
+        return [float(np.nan_to_num(v, nan=-1e3, posinf=1e3, neginf=-1e3)) for v in vals]
+
+    def add(self, cands: list[FloatPair], vals: list[float]) -> None:
+        for p, v in zip(cands, vals, strict=False):
+            self.pairs.append(p)
+            self.values.append(v)
+            self.seen.setdefault(self.key(p), []).append(v)
+
+    def best(self, k: int, average: bool = False) -> list[FloatPair]:
+        """The k distinct pairs with the largest estimate (with ``average``: pairs estimated twice
+        first, by the mean of their estimates, then the rest)."""
+        def rank(i: int) -> tuple[int, float, int]:
+            vs = self.seen[self.key(self.pairs[i])]
+            if average:
+                return (-min(len(vs), 2), -float(np.mean(vs)), i)
+            return (0, -self.values[i], i)
+
+        order = sorted(range(len(self.pairs)), key=rank)
+        return _unique([self.pairs[i] for i in order])[:k]
+
+
+@dataclass(frozen=True)
+class _Surrogate:
+    """Gaussian-process regression with a squared-exponential kernel on standardised features
+    (length scale: the median distance between the estimated pairs; noise: a tenth of the
+    estimates' variance), the smooth surrogate of the search [@rasmussen2006gaussian, Alg. 2.1]."""
+
+    mu: FloatArray
+    sd: FloatArray
+    points: FloatArray
+    length: float
+    chol: FloatArray
+    weights: FloatArray
+    y_mean: float
+    y_scale: float
+
+    #: noise variance relative to the (unit) variance of the standardised estimates
+    NOISE = 0.1
+
+    @classmethod
+    def fit(cls, feats: FloatArray, y: FloatArray) -> _Surrogate:
+        mu = feats.mean(axis=0)
+        sd = feats.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        z = (feats - mu) / sd
+        d2 = _sqdist(z, z)
+        pos = d2[np.triu_indices(len(z), 1)]
+        pos = pos[pos > 0]
+        length = float(np.sqrt(np.median(pos))) if pos.size else 1.0
+        y_mean = float(y.mean())
+        y_scale = float(y.std()) or 1.0
+        k = np.exp(-d2 / (2 * length**2)) + cls.NOISE * np.eye(len(z))
+        chol = np.asarray(np.linalg.cholesky(k), dtype=np.float64)
+        w = np.linalg.solve(chol.T, np.linalg.solve(chol, (y - y_mean) / y_scale))
+        return cls(mu, sd, z, length, chol, w, y_mean, y_scale)
+
+    def predict(self, feats: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Posterior mean and standard deviation of the (noise-free) surrogate."""
+        z = (feats - self.mu) / self.sd
+        ks = np.exp(-_sqdist(z, self.points) / (2 * self.length**2))
+        mean = ks @ self.weights
+        v = np.linalg.solve(self.chol, ks.T)
+        var = np.maximum(1.0 - np.sum(v * v, axis=0), 0.0)
+        return self.y_mean + self.y_scale * mean, self.y_scale * np.sqrt(var)
+
+    def acquire(self, feats: FloatArray) -> FloatArray:
+        """The optimistic acquisition mean + sd (an upper confidence bound)."""
+        m, s = self.predict(feats)
+        return np.asarray(m + s, dtype=np.float64)
+
+
+def _sqdist(a: FloatArray, b: FloatArray) -> FloatArray:
+    return np.asarray(np.maximum(np.sum(a * a, 1)[:, None] + np.sum(b * b, 1)[None, :] - 2 * a @ b.T,
+                                 0.0), dtype=np.float64)
+
+
 def _differing(x: FloatArray, x2: FloatArray, adj: str) -> int:
+    """The changed record (replace) or the removed one (add_remove) of rows x, x2."""
     if adj == "replace":
-        idx = np.flatnonzero(x != x2)
+        idx = np.flatnonzero(_rows_differ(x, x2))
         return int(idx[0]) if idx.size else 0
-    for i in range(x2.size):
-        if x[i] != x2[i]:
+    for i in range(x2.shape[0]):
+        if np.any(x[i] != x2[i]):
             return i
-    return x.size - 1
+    return int(x.shape[0]) - 1
 
 
 def _unique(pairs: Sequence[tuple[Any, Any]]) -> list[FloatPair]:
-    seen: set[tuple[bytes, bytes, int, int]] = set()
+    seen: set[tuple[bytes, bytes, tuple[int, ...], tuple[int, ...]]] = set()
     out: list[FloatPair] = []
     for a, b in pairs:
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-        k = (a.tobytes(), b.tobytes(), a.size, b.size)
+        k = (a.tobytes(), b.tobytes(), a.shape, b.shape)
         if k not in seen:
             seen.add(k)
             out.append((a, b))
