@@ -75,8 +75,10 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         FinitePair,
         GaussianPair,
         LaplacePair,
+        MixtureGaussianPair,
         Pair,
         RandomizedResponsePair,
+        TruncatedDiscreteGaussianPair,
     )
     from .pld import PLD, compose_plds, pld_from_guarantee
     from .serialisation import guarantee_from_dict, guarantee_to_dict, register_guarantee
@@ -127,6 +129,7 @@ __all__ = [
     "LocalDP",
     "LossMoments",
     "Method",
+    "MixtureGaussianPair",
     "OpacusAccountant",
     "Pair",
     "PiecewiseLinearTradeoff",
@@ -136,6 +139,7 @@ __all__ = [
     "Release",
     "SubsampledPair",
     "TradeoffFunction",
+    "TruncatedDiscreteGaussianPair",
     "baseline_zeta",
     "bcdp_cdp_vector",
     "bounded_range_delta",

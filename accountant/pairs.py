@@ -22,7 +22,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from ._numeric import FloatArray, as_float_array, check_count, check_real, lower_convex_hull
+from ._numeric import (
+    FloatArray,
+    as_float_array,
+    check_count,
+    check_real,
+    check_reals,
+    lower_convex_hull,
+)
 from ._pldgrid import EPS_MACH, SOURCE_TAIL, GridLaw, deposit_atoms, from_atoms, from_cells
 from .tradeoff import (
     FiniteLossTradeoff,
@@ -459,7 +466,12 @@ def pair_from_spec(spec: list[Any]) -> Pair:
     cls = Pair.registry.get(spec[0])
     if cls is None:
         raise ValueError(f"unknown pair kind {spec[0]!r}; known: {sorted(Pair.registry)}")
-    return cls(*(pair_from_spec(v) if isinstance(v, list) else v for v in spec[1]))
+    # a nested pair is [kind, [fields]]; any other list is a field's own value (e.g. a tuple)
+    return cls(*(pair_from_spec(v) if _is_spec(v) else v for v in spec[1]))
+
+
+def _is_spec(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
 
 
 @dataclass(frozen=True)
@@ -607,3 +619,193 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
         lo, qm, inf = _knot_atoms(f.alphas, f.betas)
         return FinitePair(finite_direction(lo, qm, inf), None, "piecewise-linear curve")
     return FinitePair(envelope_direction(f), None, "sampled curve")
+
+
+# ============================ mixtures of Gaussians ==============================================
+
+#: Far end of the root bracket of ``_MixtureDirection``, in standard deviations beyond every mean:
+#: every component's mass beyond it (Phi(-40) < 1e-349) is below the smallest double.
+_MIXTURE_FAR = 40.0
+
+
+def _log_mixture(x: FloatArray, means: FloatArray, logw: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """log sum_i w_i e^{m_i x - m_i^2/2} (the log density ratio of sum_i w_i N(m_i, 1) to N(0, 1))
+    and its derivative in x (the posterior mean of m), stably."""
+    t = logw[None, :] + means[None, :] * x[:, None] - 0.5 * means[None, :] ** 2
+    top = t.max(axis=1, keepdims=True)
+    e = np.exp(t - top)
+    s = e.sum(axis=1)
+    return top[:, 0] + np.log(s), (e @ means) / s
+
+
+@dataclass(frozen=True)
+class _MixtureDirection(_TailDirection):
+    """(P, Q) = (sum_i a_i N(s_i, 1), sum_j b_j N(t_j, 1)) with min_j t_j >= max_i s_i.
+
+    The loss L(x) = log(q/p)(x) has derivative E[t | x, Q] - E[s | x, P] >= 0 (posterior means of the
+    components), positive unless all means are equal (refused), so {L > g} = {X > L^{-1}(g)} and
+    each tail is a sum of Gaussian tails at one point. The root is found by safeguarded Newton
+    steps to a few ulps; a root off by d moves only the Q-mass of a sliver of width d across a cell
+    boundary, and keeps its loss within a few ulps of that boundary, far below the 8u slack charged.
+    """
+
+    p_means: tuple[float, ...]
+    p_weights: tuple[float, ...]
+    q_means: tuple[float, ...]
+    q_weights: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if min(self.q_means) < max(self.p_means):
+            raise ValueError("the loss of a Gaussian mixture pair is monotone only when every mean "
+                             f"of Q is >= every mean of P; got P means {self.p_means}, Q means "
+                             f"{self.q_means}")
+        if min(self.q_means) == max(self.q_means) == min(self.p_means):
+            raise ValueError("the two mixtures are equal: there is no privacy loss to account")
+
+    @cached_property
+    def _arrays(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        def arr(v: tuple[float, ...]) -> FloatArray:
+            return np.asarray(v, dtype=np.float64)
+        return arr(self.p_means), np.log(arr(self.p_weights)), arr(self.q_means), \
+            np.log(arr(self.q_weights))
+
+    def loss(self, x: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """L(x) and L'(x)."""
+        pm, pw, qm, qw = self._arrays
+        lq, dq = _log_mixture(x, qm, qw)
+        lp, dp = _log_mixture(x, pm, pw)
+        return lq - lp, dq - dp
+
+    def inverse(self, g: FloatArray) -> FloatArray:
+        """x with L(x) = g (+-inf where g lies beyond the loss range on the float line)."""
+        pm, _, qm, _ = self._arrays
+        xa = float(min(pm.min(), qm.min())) - _MIXTURE_FAR
+        xb = float(max(pm.max(), qm.max())) + _MIXTURE_FAR
+        (la, lb), _ = self.loss(np.array([xa, xb]))
+        g = np.asarray(g, dtype=np.float64)
+        inside = (g > la) & (g < lb)
+        gi = g[inside]
+        lo, hi = np.full(gi.shape, xa), np.full(gi.shape, xb)
+        x = np.clip(xa + (gi - la) / (lb - la) * (xb - xa), xa, xb)
+        for _ in range(200):
+            f, d = self.loss(x)
+            f = f - gi
+            lo = np.where(f <= 0, x, lo)
+            hi = np.where(f > 0, x, hi)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xn = x - f / d
+            bad = ~((xn > lo) & (xn < hi))
+            xn = np.where(bad, 0.5 * (lo + hi), xn)
+            done = np.abs(xn - x) <= 4 * EPS_MACH * np.maximum(1.0, np.abs(x))
+            x = xn
+            if done.all():
+                break
+        out = np.where(g <= la, -np.inf, np.inf)
+        out[inside] = x
+        return out
+
+    def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        x = self.inverse(g)[:, None]
+        out = []
+        for means, weights in ((self.q_means, self.q_weights), (self.p_means, self.p_weights)):
+            m = np.asarray(means)[None, :]
+            w = np.asarray(weights)
+            out += [_ndtr(x - m) @ w, _ndtr(m - x) @ w]
+        return out[0], out[1], out[2], out[3]
+
+    def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
+        z = _z(tail)
+        (lo, hi), _ = self.loss(np.array([min(self.q_means) - z, max(self.q_means) + z]))
+        return float(lo), float(hi)
+
+    def reverse(self) -> _MixtureDirection:
+        """The pair (Q, P), reflected (x -> -x) so that its loss is increasing again."""
+        return _MixtureDirection(tuple(-m for m in self.q_means), self.q_weights,
+                                 tuple(-m for m in self.p_means), self.p_weights)
+
+
+def _check_mixture(sigma: float, sensitivities: Any, probs: Any) -> tuple[tuple[float, ...],
+                                                                          tuple[float, ...]]:
+    """Validated (sensitivities, probabilities) of a Gaussian mixture with zero-probability
+    components dropped and the probabilities normalised."""
+    s = check_reals("sensitivities", sensitivities, low=0.0, high=1e4 * sigma)
+    p = check_reals("probs", probs, low=0.0, high=1.0)
+    if len(s) != len(p) or not 1 <= len(s) <= 1000:
+        raise ValueError(f"sensitivities and probs must have the same length in [1, 1000], got "
+                         f"{len(s)} and {len(p)}")
+    total = math.fsum(p)
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError(f"probs must sum to 1 (within 1e-9), got a sum of {total!r}")
+    kept = [(si, pi / total) for si, pi in zip(s, p, strict=True) if pi > 0]
+    if max(si for si, _ in kept) == 0.0:
+        raise ValueError(f"at least one sensitivity with positive probability must be > 0, got "
+                         f"sensitivities {s} with probs {p}")
+    return tuple(si for si, _ in kept), tuple(pi for _, pi in kept)
+
+
+@dataclass(frozen=True)
+class MixtureGaussianPair(Pair):
+    """A Gaussian mechanism whose sensitivity is random, s_i >= 0 with probability p_i
+    [@choquettechoo2024amplification]: remove = (N(0, sigma^2), sum_i p_i N(s_i, sigma^2)),
+    add = the reverse (the model of dp_accounting's ``MixtureGaussianPrivacyLoss``).
+    Sensitivities (0, 1) with probs (1 - q, q) give the Poisson-subsampled Gaussian; (0, 1, 2) with
+    probs (1 - q)^2, 2q(1 - q), q^2 a record sampled twice. Vector sensitivities reduce to their
+    norms [@choquettechoo2024amplification, Cor. 4.7]. Mixed signs (a non-monotone loss) are
+    refused."""
+
+    sigma: float
+    sensitivities: tuple[float, ...]
+    probs: tuple[float, ...]
+    kind: ClassVar[str | None] = "mixture_gaussian"
+
+    def __post_init__(self) -> None:
+        sigma = check_real("sigma", self.sigma, low=0.0, low_open=True, high=math.inf,
+                           high_open=True)
+        s, p = _check_mixture(sigma, self.sensitivities, self.probs)
+        object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "sensitivities", s)
+        object.__setattr__(self, "probs", p)
+
+    def directions(self) -> tuple[LossDirection, LossDirection | None]:
+        rem = _MixtureDirection((0.0,), (1.0,), tuple(s / self.sigma for s in self.sensitivities),
+                                self.probs)
+        return rem, rem.reverse()
+
+
+# ============================ the truncated discrete Gaussian ====================================
+
+
+@dataclass(frozen=True)
+class TruncatedDiscreteGaussianPair(Pair):
+    """The discrete Gaussian [@canonne2020discrete] restricted to {-m, ..., m} and renormalised
+    (m = ``bound``), against its shift by the integer sensitivity Delta; symmetric (y -> Delta - y
+    swaps them). Exact finite pair: L = (2 Delta y - Delta^2)/(2 sigma^2) on the overlap
+    Delta - m <= y <= m, and the Q-mass at m < y <= m + Delta (where P is 0) at L = +inf.
+    Losses are rounded outward by their float error and masses by 8 ulp."""
+
+    sigma: float
+    bound: int
+    sensitivity: int = 1
+    kind: ClassVar[str | None] = "truncated_discrete_gaussian"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_real("sigma", self.sigma, low=0.0, low_open=True,
+                                                     high=1e6))
+        object.__setattr__(self, "bound", check_count("bound", self.bound, low=0, high=10**6))
+        object.__setattr__(self, "sensitivity", _check_int_sensitivity(self.sensitivity))
+
+    def directions(self) -> tuple[LossDirection, LossDirection | None]:
+        m, d, s2 = self.bound, self.sensitivity, self.sigma ** 2
+        k = np.arange(-m, m + 1, dtype=np.float64)
+        log_w = -(k * k) / (2.0 * s2)
+        log_z = float(special.logsumexp(log_w))
+        y = np.arange(d - m, m + 1, dtype=np.float64)  # the overlap (empty when d > 2m)
+        losses = (2.0 * d * y - float(d) ** 2) / (2.0 * s2)
+        q = np.exp(-((y - d) ** 2) / (2.0 * s2) - log_z)
+        # Q-mass where P is 0: y - d in [max(m - d + 1, -m), m]
+        inf = float(np.exp(special.logsumexp(log_w[max(2 * m - d + 1, 0):]) - log_z))
+        up, down = 1.0 + 8 * EPS_MACH, 1.0 - 8 * EPS_MACH
+        atol = 4 * EPS_MACH * (float(np.abs(losses).max()) if losses.size else 0.0)
+        inf_up = min(1.0, inf * up)
+        return _FiniteDirection(losses + atol, q * up, inf_up, losses - atol, q * down,
+                                inf * down, p_ninf=inf), None

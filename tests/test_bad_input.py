@@ -152,6 +152,8 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.ApproxDPPair": lambda: ((1.0, 1e-5), {}),
     "accountant.DiscreteLaplacePair": lambda: ((2.0, 1), {}),
     "accountant.DiscreteGaussianPair": lambda: ((2.0, 1), {}),
+    "accountant.MixtureGaussianPair": lambda: ((1.0, (0.0, 1.0), (0.9, 0.1)), {}),
+    "accountant.TruncatedDiscreteGaussianPair": lambda: ((2.0, 10, 1), {}),
     "accountant.FinitePair": lambda: ((PLD.from_pmfs([0.5, 0.5], [0.25, 0.75]).factors[0][0].remove,),
                                       {"label": "pmfs"}),
     "accountant.SubsampledPair": lambda: ((GaussianPair(1.0), 0.1), {"scheme": "poisson"}),
