@@ -14,6 +14,13 @@ Two facts carry every soundness argument here [@koskela2020computing; @doroshenk
    worst-case normwise bound (``_fft_conv``).
 2. delta is pointwise monotone in the loss: moving Q-mass up (to +inf in particular) can only
    increase delta, dropping mass can only decrease it.
+3. Errors relative to the upper tails cost delta only relatively (``GridLaw.tail``). By Abel
+   summation, with w_i = (1 - e^{eps - l_i})_+ non-decreasing in l_i and in [0, 1], and E_i the
+   error's tail sum over positions >= l_i, sum_i e_i w_i = sum_i E_i (w_i - w_{i-1}); so
+   |E_i| <= t M_i (M the exact law's tail sums) gives |error of delta(eps)| <= t delta(eps). Such
+   errors survive composition: the tail of e * C at l is int E(l - x) dC(x), at most
+   t int M(l - x) dC(x) = t M_{A x C}(l). Sources whose tail functions are computed to a relative
+   accuracy (``ndtr``) err in this way, so k copies cost k t relative, not an absolute k 8u floor.
 
 Pessimistic discretisation ("connect the dots" [@doroshenko2022connect]): the content of each grid
 cell (g_j, g_{j+1}] is split between its two end points so that its P- and Q-masses are kept; the
@@ -42,14 +49,15 @@ EPS_MACH = float(np.finfo(np.float64).eps)
 #: the lowest kept point; optimistic: dropped). Sound either way; this only sets the tightness.
 TAIL_MASS = 1e-19
 #: Total delta (roughly) that truncations of repeated squaring may move to +inf, split by level
-#: (at 1e-11 it set the accuracy floor: ~1e-7 in epsilon on W1, and no tail below delta 1e-11).
-TAIL_BUDGET = 1e-15
+#: (at 1e-11 it set the accuracy floor: ~1e-7 in epsilon on W1, and no tail below delta 1e-11; it
+#: is absolute, so it must stay ~1e-3 below the smallest delta read: 1e-15).
+TAIL_BUDGET = 1e-19
 #: Tail mass left out of the initial discretisation of a continuous mechanism.
 SOURCE_TAIL = 1e-24
-#: Round-off (delta) per copy composed that plain FFTs may add, in all: a quarter of the 8u per
-#: copy that the sources' discretisation already charges. Products above their share are split
+#: Absolute round-off (delta) that plain FFTs may add to one composition, in all (it is a floor
+#: on the delta that can be certified, like TAIL_BUDGET). Products above their share are split
 #: (``_split_conv``).
-ROUNDOFF_SHARE = 2.0 * EPS_MACH
+ROUNDOFF_BUDGET = 1e-19
 #: Convolutions with fewer than this many products are done directly rather than by FFT. Direct
 #: sums of non-negative terms err only relatively, and pessimistic laws carry relative errors
 #: through every level; optimistic laws fold them into the absolute slack at each coarsening, where
@@ -81,6 +89,11 @@ class GridLaw:
     top_mass: float = 0.0
     #: number of grid points cut from the top by truncations (``top`` stays where it was)
     cut: int = 0
+    #: tail-relative error bound: besides the parts bounded by ``rel`` and ``slack``, the held law
+    #: differs from the exact one by a signed measure e_t with |e_t([l, +inf])| <= tail m([l, +inf])
+    #: at every loss l (atoms included), which errs delta by at most tail * delta (point 3 of the
+    #: module docstring). Pessimistic laws only: truncation does not keep it for optimistic ones.
+    tail: float = 0.0
 
     @property
     def top(self) -> float:
@@ -89,10 +102,12 @@ class GridLaw:
         return self.shift + (self.offset + self.masses.size - 1 + self.cut) * self.h
 
     def without_rel(self) -> GridLaw:
-        """The same law with its relative error folded into the slack (|rel m|_1 <= rel)."""
-        if self.rel == 0.0:
+        """The same law with its relative and tail-relative errors folded into the slack
+        (|rel m|_1 <= rel; |e_t|_1 <= 2 tail (N + 2), ``tail_l1``)."""
+        if self.rel == 0.0 and self.tail == 0.0:
             return self
-        return GridLaw(self.h, self.offset, self.masses, self.inf, self.slack + self.rel,
+        return GridLaw(self.h, self.offset, self.masses, self.inf,
+                       self.slack + self.rel + tail_l1(self.tail, self.masses.size),
                        self.pessimistic, 0.0, self.shift, self.top_mass, self.cut)
 
     @property
@@ -126,10 +141,24 @@ class GridLaw:
             if eps >= self.top:
                 # only the atom at +inf counts above the support; it is formed by products and
                 # sums of scalars (never by FFT), so its error is relative: the slack and the
-                # relative bound scale it instead of being added (exactly 0 when it is)
-                return min(1.0, self.inf * (1.0 + 2.0 * (self.rel + self.slack) + 16.0 * EPS_MACH))
-            return min(1.0, (raw + self.slack) / (1.0 - self.rel))
-        return max(0.0, (raw - self.slack) / (1.0 + self.rel))
+                # relative bounds scale it instead of being added (exactly 0 when it is)
+                return min(1.0, self.inf * (1.0 + 2.0 * (self.rel + self.tail + self.slack)
+                                            + 16.0 * EPS_MACH))
+            # raw >= (1 - rel - tail) delta - slack (module docstring, point 3)
+            return min(1.0, (raw + self.slack) / (1.0 - self.rel - self.tail))
+        return max(0.0, (raw - self.slack) / (1.0 + self.rel + self.tail))
+
+
+def tail_l1(tail: float, n: int) -> float:
+    """l1 bound of a tail-relative error on n grid points (and the two atoms, top and +inf): its
+    entries are differences of consecutive tail sums, each at most ``tail`` (the exact law's mass
+    is at most 1), so |e_t|_1 <= 2 tail (n + 2)."""
+    return 2.0 * tail * (n + 2)
+
+
+def sum_rounding(n: int) -> float:
+    """Relative error bound of numpy's (pairwise) sum of n non-negative doubles, with margin."""
+    return (math.log2(n + 1) + 16.0) * EPS_MACH
 
 
 # ============================ discretisation from cell contents =================================
@@ -281,7 +310,16 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
 
 
 def coarsen(law: GridLaw, factor: int) -> GridLaw:
-    """Re-discretise a law onto the grid of width factor * h (its nodes are nodes of the old grid)."""
+    """Re-discretise a law onto the grid of width factor * h (its nodes are nodes of the old grid).
+
+    Pessimistic: each old point goes to the two nodes around it with the share sent up
+    increasing in its position, so the map is monotone and keeps tail-relative errors (and
+    entrywise relative ones) of its input [module docstring, point 3]. Its own round-off is
+    tail-relative too: the held tail sums at node j are sum_{c >= j} q_c + b_{j-1} + the node
+    atoms above (the split b_c - b_c telescopes), where q_c and x_c are sums of at most
+    ``factor`` non-negative terms (relative error (factor + 2) u), b = x / (1 - e^{-H}) adds 2 u and
+    the three additions forming a node's mass 3 u: at most (factor + 8) u of the tail in all.
+    """
     if factor == 1:
         return law
     if not law.pessimistic:
@@ -290,7 +328,7 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     nz = np.flatnonzero(law.masses > 0)
     if nz.size == 0:
         return GridLaw(law.h * factor, 0, np.zeros(1), law.inf + law.top_mass, law.slack,
-                       law.pessimistic, law.rel, law.shift)
+                       law.pessimistic, law.rel, law.shift, tail=law.tail)
     i = law.offset + nz
     qm = law.masses[nz]
     big_h = law.h * factor
@@ -306,14 +344,18 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     q = np.bincount(idx, weights=qm[off], minlength=n).astype(np.float64)
     pn = np.bincount(idx, weights=qm[off] * np.exp(-t), minlength=n).astype(np.float64)
     x = np.bincount(idx, weights=qm[off] * -np.expm1(-t), minlength=n).astype(np.float64)
-    # connect-the-dots splits each cell by non-negative weights: relative errors carry over; the
+    # connect-the-dots splits each cell by non-negative weights: relative errors carry over. Its
+    # round-off is tail-relative for a pessimistic law (docstring); for an optimistic one the
     # subtraction q - b rounds with an error below 4 ulp of the cell's mass
     out = from_cells(big_h, j0, q, pn, x, inf=law.inf, q_above=0.0, q_below=0.0,
-                     pessimistic=law.pessimistic, slack=law.slack + 4.0 * EPS_MACH, node_q=nodes,
+                     pessimistic=law.pessimistic,
+                     slack=law.slack + (0.0 if law.pessimistic else 4.0 * EPS_MACH), node_q=nodes,
                      shift=law.shift)
+    tail = law.tail + (factor + 8) * EPS_MACH if law.pessimistic else 0.0
     # the top atom moves up to the new top (pessimistic; optimistic laws carry none)
     return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel,
-                   law.shift, law.top_mass, max(0, math.ceil((law.top - out.top) / out.h - 1e-9)))
+                   law.shift, law.top_mass, max(0, math.ceil((law.top - out.top) / out.h - 1e-9)),
+                   tail)
 
 
 # ============================ composition ========================================================
@@ -341,9 +383,12 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 
     above = float(m[hi:].sum())
     cut = law.cut + m.size - hi
     if law.pessimistic:
+        # moving mass up to a fixed point is monotone: tail-relative errors are kept; the sums
+        # moved round relatively, an error within their share of the tail sums
         kept[0] += below
         return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, True, law.rel, law.shift,
-                       law.top_mass + above, cut)
+                       law.top_mass + above, cut, law.tail + sum_rounding(m.size))
+    law = law.without_rel() if law.tail else law  # dropping the upper tail would not keep it
     return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False, law.rel, law.shift,
                    0.0, cut)
 
@@ -548,20 +593,41 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
                                              DIRECT_CONV[a.pessimistic], budget)
     floor = noise
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
-    tot_a, tot_b = a.total, b.total
-    inf = a.inf * tot_b + (tot_a - a.inf) * b.inf
+    sum_a, sum_b = float(ma.sum()), float(mb.sum())
+    inf = a.inf * (sum_b + b.top_mass + b.inf) + (sum_a + a.top_mass) * b.inf
     # a top atom plus anything finite lies at or below the sum of the tops: put it there
-    top_mass = a.top_mass * (tot_b - b.inf) + (tot_a - a.inf - a.top_mass) * b.top_mass
-    # held inputs: |a~ - a| <= r_a a + e_a with |e_a|_1 <= s_a, and the exact laws have mass <= 1,
-    # so |a~ * b~ - a * b| <= (r_a + r_b + r_a r_b) a * b + e with
-    # |e|_1 <= s_a (1 + r_b) + s_b (1 + r_a) + s_a s_b; the product itself adds (rel_c, slack_fft).
+    top_mass = a.top_mass * (sum_b + b.top_mass) + sum_a * b.top_mass
+    # Held inputs: a~ = a' + t_a + e_a with a <= ... entrywise |a' - a| <= r_a a, tail-relative
+    # t_a (``GridLaw.tail``) and |e_a|_1 <= s_a; the exact laws have mass <= 1. Expanding a~ * b~:
+    # a' * b' is within (r_a + r_b + r_a r_b) a * b entrywise; a' * t_b and t_a * b' are
+    # tail-relative with t_b (1 + r_a), t_a (1 + r_b) (a' >= 0 integrates t_b's tail bound);
+    # t_a * t_b is tail-relative with 2 t_a t_b (n + 2) (|t_b,j| <= 2 t_b M_b(j) and
+    # sum_j M_b(j) M_a(l - j) <= (n_b + 2) M_{ab}(l)); the rest is absolute: s_a (1 + r_b),
+    # s_b (1 + r_a), s_a s_b, and |t_a|_1 s_b, |t_b|_1 s_a (``tail_l1``). The product's round-off
+    # is slack_fft plus an error e within rel_c of the non-negative held product H entrywise: its
+    # tail sums are within rel_c H([l, inf]) <= rel_c ((1 + r_in + t_in) M_ab(l) + s_in), a
+    # tail-relative error plus at most rel_c s_in at each tail sum, 2 (n + 2) rel_c s_in in l1
+    # (clamp the tail sums). Optimistic laws (no tail part) keep it entrywise relative instead.
+    # The scalar atoms round within ``sum_rounding`` of their tails.
+    na, nb = ma.size, mb.size
     r_in = a.rel + b.rel + a.rel * b.rel
-    s_in = a.slack * (1 + b.rel) + b.slack * (1 + a.rel) + a.slack * b.slack
-    rel = r_in * (1 + rel_c) + rel_c
-    slack = s_in * (1 + rel_c) + slack_fft
-    return truncate(GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic, rel,
-                            a.shift + b.shift, top_mass, a.cut + b.cut),
-                    tail=tail, floor=8.0 * floor)
+    t_in = (a.tail * (1 + b.rel) + b.tail * (1 + a.rel)
+            + 2.0 * a.tail * b.tail * (min(na, nb) + 2))
+    s_in = (a.slack * (1 + b.rel) + b.slack * (1 + a.rel) + a.slack * b.slack
+            + tail_l1(a.tail, na) * b.slack + tail_l1(b.tail, nb) * a.slack)
+    scalars = sum_rounding(max(na, nb))
+    if a.pessimistic:
+        rel = r_in
+        tail_rel = t_in + rel_c * (1 + r_in + t_in) + scalars
+        slack = s_in + slack_fft + 2.0 * (n + 2) * rel_c * s_in
+    else:
+        rel = r_in * (1 + rel_c) + rel_c
+        tail_rel = t_in
+        slack = (s_in * (1 + rel_c) + slack_fft + rel_c * tail_l1(t_in, n)
+                 + scalars * (inf + top_mass))
+    law = GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic, rel,
+                  a.shift + b.shift, top_mass, a.cut + b.cut, tail_rel)
+    return truncate(law, tail=tail, floor=8.0 * floor)
 
 
 def to_grid(law: GridLaw, h: float) -> GridLaw:
@@ -586,9 +652,9 @@ def self_compose(law: GridLaw, k: int, max_level: int) -> GridLaw:
     base = law
     m = 1
     kk = k
-    # round-off allowed in plain FFTs: in all, a quarter of the sources' own charge (8u per copy),
-    # split over the 2 L products; a product at the m-copy level is used k/m times
-    share = ROUNDOFF_SHARE * k / (2 * k.bit_length())
+    # round-off allowed in plain FFTs: ROUNDOFF_BUDGET in all, split over the 2 L products; a
+    # product at the m-copy level is used k/m times
+    share = ROUNDOFF_BUDGET / (2 * k.bit_length())
     while True:
         if kk & 1:
             if result is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar, Literal
@@ -30,6 +30,7 @@ from ._numeric import (
     check_reals,
     lower_convex_hull,
 )
+from ._plderror import ndtr_accuracy, product_error, source_tail_law
 from ._pldgrid import EPS_MACH, SOURCE_TAIL, GridLaw, deposit_atoms, from_atoms, from_cells
 from .tradeoff import (
     FiniteLossTradeoff,
@@ -89,6 +90,7 @@ class _TailDirection(LossDirection):
         q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
         p = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
         q = np.maximum(q, 0.0)
+        cells_q = q.copy()
         with np.errstate(divide="ignore", over="ignore"):  # e^g p in log space: g may exceed 709
             pn = np.exp(g[:-1] + np.log(np.maximum(p, 0.0)))
         pn = np.clip(pn, q * math.exp(-h), q)
@@ -96,9 +98,23 @@ class _TailDirection(LossDirection):
         nodes = np.zeros(g.size)
         atoms, atom_q = self.point_masses()
         extra = deposit_atoms(h, j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
-        return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
-                          q_below=float(fq[0]), pessimistic=pessimistic,
-                          slack=8 * EPS_MACH + extra, node_q=nodes)
+        law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+                         q_below=float(fq[0]), pessimistic=pessimistic,
+                         slack=8 * EPS_MACH + extra, node_q=nodes)
+        accuracy = (self.tail_accuracy(g, product_error(np.arange(j0, j1 + 1, dtype=np.float64), h))
+                    if pessimistic else None)
+        if accuracy is None:
+            return law
+        # the 8u charge restated relative to the tails (``_plderror``)
+        in_cells = np.abs(q - cells_q) + EPS_MACH * q
+        return source_tail_law(law, g, (fq, sq, fp, sp), accuracy, cells_q, in_cells, nodes, extra)
+
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        """(rel, abs) with |T~ - T| <= rel T~ + abs for each of the four tails computed at g,
+        where g is within dg of the exact argument; None when unknown (the source is then charged
+        an absolute 8u)."""
+        return None
 
     def point_masses(self) -> tuple[FloatArray, FloatArray]:
         """Atoms of L (losses, Q-masses) not included in ``tails``."""
@@ -124,6 +140,18 @@ class _GaussianDirection(_TailDirection):
         m, z = self.mu, _z(tail)
         return m * (-z + m / 2), m * (z + m / 2)
 
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # z = g / mu -+ mu / 2: dg / mu, and the rounding of the quotient and the sum
+        u = EPS_MACH / 2
+        with np.errstate(invalid="ignore"):
+            zq = g / self.mu - self.mu / 2
+            zp = g / self.mu + self.mu / 2
+            dz = (dg / self.mu + 2 * u * (np.abs(g / self.mu) + self.mu)) * 1.01
+            dz = np.where(np.isfinite(g), dz, 0.0)
+        rel = np.maximum(ndtr_accuracy(zq, dz), ndtr_accuracy(zp, dz))
+        return rel, np.zeros_like(rel)
+
 
 @dataclass(frozen=True)
 class _LaplaceDirection(_TailDirection):
@@ -147,6 +175,18 @@ class _LaplaceDirection(_TailDirection):
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         return -self.eps, self.eps
+
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # both densities of the continuous part are at most 1/4 in the loss: an argument error dg
+        # moves a tail by at most a quarter of it, and only where the exact or the computed
+        # argument lies in (-eps, eps) (outside, the tails are the constants 0 and ``total``);
+        # eps - g rounds relatively (exactly near eps, Sterbenz), and so do the closed forms
+        # (expm1, products): a few u of the value; total - sq cancels within u total (g < 0)
+        u = EPS_MACH / 2
+        band = (g > -self.eps - dg) & (g < self.eps + dg)
+        ab = 0.3 * np.where(band, dg, 0.0) + np.where(g < 0.0, 2 * u * -math.expm1(-self.eps), 0.0)
+        return np.full(g.shape, 16 * u), np.asarray(ab, dtype=np.float64)
 
     def atoms(self) -> tuple[float, ...]:
         return (-self.eps, self.eps)
@@ -189,6 +229,36 @@ class SubsampledTailDirection(_TailDirection):
         # L' = -phi(l) > g  <=>  l < phi^{-1}(-g): under Q' = P and P' = the mixture
         fq0, sq0, fp0, sp0 = self.base.tails(self._base_loss(-g))
         return sp0, fp0, (1 - r) * sp0 + r * sq0, (1 - r) * fp0 + r * fq0
+
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # the base's tails at l = phi^{-1}(+-g) (its error dl below), mixed with non-negative
+        # weights (3 u more)
+        u = EPS_MACH / 2
+        r = self.rate
+        v = g if self.direction == "remove" else -g
+        l_ = self._base_loss(v)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            em = np.expm1(v)
+            y = em + r
+            dy = (u * np.abs(em) + np.exp(v) * dg) * 1.01 + u * np.abs(y)
+            near = np.where(y > dy, dy / (y - dy) * 1.01 + u * (np.abs(l_) + 4.0), np.inf)
+            far = 2.6 * dg + 4 * u * (np.abs(v) + np.abs(l_) + abs(math.log(r)) + 2.0)
+            dl = np.where(v > 1.0, far, near)
+            dl = np.where(np.isfinite(l_), dl, 0.0)
+        acc = self.base.tail_accuracy(l_, dl)
+        if acc is None:
+            return None
+        rel, ab = acc
+        # where l = -inf was computed but the exact argument may lie above log(1 - r), the
+        # lower tails there are at most the base's at the largest such argument
+        edge = ~np.isfinite(l_) & (v + dg > math.log1p(-r))
+        if edge.any():
+            hi = self._base_loss(v[edge] + dg[edge] * 1.01 + 4 * u * np.abs(v[edge]))
+            fq0, _, fp0, _ = self.base.tails(hi)
+            ab = ab.copy()
+            ab[edge] += 2.0 * np.maximum(fq0, fp0) + 1e-300
+        return rel + 3 * u, ab
 
     def point_masses(self) -> tuple[FloatArray, FloatArray]:
         losses, q = self.base.point_masses()
@@ -265,9 +335,12 @@ class _FiniteDirection(LossDirection):
         # the grid is shifted so that the largest loss is a node: delta is then exact at and
         # above it (delta = 0 where the truth is), and k-fold compositions keep their top on a node
         if pessimistic:
-            return from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
-                              pessimistic=True, slack=8 * EPS_MACH,
-                              shift=_top_shift(self.losses, self.q, h))
+            # the masses are accurate relatively (8 u, as given) and are summed, split and
+            # deposited with non-negative weights: an error relative to the tail sums of at most
+            # (n + 16) u per atom count n [``_pldgrid`` module docstring, point 3]
+            law = from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
+                             pessimistic=True, slack=0.0, shift=_top_shift(self.losses, self.q, h))
+            return replace(law, tail=law.tail + (self.q.size + 16) * EPS_MACH)
         return from_atoms(h, self.opt_losses, self.opt_q, inf=self.opt_inf, q_above=0.0,
                           pessimistic=False, slack=8 * EPS_MACH,
                           shift=_top_shift(self.opt_losses, self.opt_q, h))

@@ -50,8 +50,8 @@ MIN_TOL = 1e-9
 GRID_CONST = 1.5
 MIN_H = 2e-6
 #: Q-mass cut from the tails of each continuous mechanism: at most SOURCE_TAIL_BUDGET in total.
-SOURCE_TAIL_BUDGET = 1e-16
-SOURCE_TAIL_MAX = 1e-16
+SOURCE_TAIL_BUDGET = 1e-19
+SOURCE_TAIL_MAX = 1e-19
 MAX_H = 0.05
 #: Most grid points of one mechanism's initial law (2^19 doubles: 4 MiB per array; a 10-fold
 #: composition of such laws peaks near 400 MiB).

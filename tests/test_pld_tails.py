@@ -1,0 +1,145 @@
+"""Tails to delta = 1e-15 (issue 14): the sources' errors are charged relative to the tails
+(``GridLaw.tail``), so a k-fold composition no longer has an absolute floor of k * 8u on delta.
+Golden values are closed forms and mpmath; the error field is checked against an independent
+exact (long double / mpmath) computation."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import special
+
+from accountant import PLD
+from accountant._plderror import U, ndtr_accuracy
+from accountant._pldgrid import GridLaw, convolve
+from accountant.pairs import GaussianPair, SubsampledTailDirection, _GaussianDirection
+
+
+def gdp_delta(mu: float, eps: float) -> mpmath.mpf:
+    """The closed form of GDP(mu) [@dong2022gaussian]."""
+    e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+    return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    with mpmath.workdps(40):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(100)
+        for _ in range(80):  # bisection: delta is decreasing in eps
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gdp_delta(mu, float(mid)) > delta else (lo, mid)
+        return float(hi)
+
+
+def test_w1_tail_bracket_at_1e15() -> None:
+    """100-fold Gaussian sigma 5 is GDP(2): the bracket at delta 1e-10, 1e-12 and 1e-15 is finite,
+    contains the closed form, and its upper end is within 1e-4 / 1e-4 / 3e-3 of it (measured:
+    2.5e-5, 2.8e-5, 1.7e-3; before the tail-relative charge: 6.7e-4, 6.6e-2 and 160)."""
+    pld = PLD.gaussian(5.0).self_compose(100)
+    for delta, within in ((1e-10, 1e-4), (1e-12, 1e-4), (1e-15, 3e-3)):
+        truth = gdp_epsilon(2.0, delta)
+        lo, up = pld.epsilon_bracket(delta)
+        assert math.isfinite(up)
+        assert lo <= truth <= up
+        assert up - truth <= within, (delta, up - truth)
+
+
+def test_ndtr_accuracy_covers_scipy() -> None:
+    """The charge of ``ndtr_accuracy`` (no argument error) covers ndtr's error against mpmath."""
+    rng = np.random.default_rng(3)
+    z = np.concatenate([rng.uniform(-37.5, 8.0, 400), -np.geomspace(1e-3, 37.5, 200)])
+    bound = ndtr_accuracy(z, np.zeros_like(z))
+    with mpmath.workdps(40):
+        for zi, vi, bi in zip(z, special.ndtr(z), bound, strict=True):
+            exact = mpmath.ncdf(mpmath.mpf(float(zi)))
+            assert abs(mpmath.mpf(float(vi)) - exact) <= bi * float(vi), zi
+
+
+def exact_node_tails(direction: SubsampledTailDirection | _GaussianDirection, h: float, j0: int,
+                     n: int) -> list[mpmath.mpf]:
+    """Tail sums M_j = Q(L > g_j) + b_{j-1} of the exact connect-the-dots law, in mpmath (from
+    the direction's definition, not its ``tails``): Q-masses and P-masses of the cells."""
+    with mpmath.workdps(40):
+        if isinstance(direction, _GaussianDirection):
+            m = mpmath.mpf(direction.mu)
+
+            def tails(g: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
+                return mpmath.ncdf(-(g / m - m / 2)), mpmath.ncdf(-(g / m + m / 2))
+        else:
+            m, r = mpmath.mpf(direction.base.mu), mpmath.mpf(direction.rate)
+
+            def tails(g: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
+                if g <= mpmath.log(1 - r):
+                    return mpmath.mpf(1), mpmath.mpf(1)
+                x = mpmath.log((mpmath.exp(g) - 1 + r) / r)
+                sq0, sp0 = mpmath.ncdf(-(x / m - m / 2)), mpmath.ncdf(-(x / m + m / 2))
+                return (1 - r) * sp0 + r * sq0, sp0
+
+        nodes = [mpmath.mpf(j0 + i) * mpmath.mpf(h) for i in range(n + 1)]
+        t = [tails(g) for g in nodes]
+        out = []
+        for j in range(n + 1):
+            b = mpmath.mpf(0)
+            if j > 0:
+                q = t[j - 1][0] - t[j][0]
+                pn = mpmath.exp(nodes[j - 1]) * (t[j - 1][1] - t[j][1])
+                b = (q - pn) / (1 - mpmath.exp(-mpmath.mpf(h)))
+            out.append(t[j][0] + b)
+        return out
+
+
+def test_source_tail_error_holds() -> None:
+    """A Gaussian and a subsampled Gaussian source: the held tail sums at every node are within
+    tail * M_j + slack of the exact connect-the-dots law's (mpmath), and ``tail`` is far below the
+    old 8u absolute charge's effect in the far tail (where M_j < 1e-15)."""
+    for direction in (_GaussianDirection(1.3), SubsampledTailDirection(_GaussianDirection(0.9), 0.02,
+                                                                      "remove")):
+        h = 0.05
+        law = direction.discretize(h, True, 1e-30)
+        assert law.tail > 0.0 and law.slack < 1e-20
+        n = law.masses.size - 1
+        exact = exact_node_tails(direction, h, law.offset, n)
+        held = np.cumsum(law.masses[::-1].astype(np.longdouble))[::-1] + law.inf
+        for j in range(n + 1):
+            err = abs(mpmath.mpf(float(held[j])) - exact[j])
+            assert err <= law.tail * exact[j] + law.slack + 1e-300, (j, err, exact[j])
+
+
+def tail_perturbed(rng: np.random.Generator, m: np.ndarray, t: float) -> np.ndarray:
+    """Masses whose tail sums are within t of m's, relatively (a tail-relative error)."""
+    tails = np.cumsum(m[::-1])[::-1]
+    held = tails * (1.0 + t * rng.uniform(-1.0, 1.0, m.size))
+    # non-increasing (non-negative masses): raising held_j to held_{j+1} <= (1 + t) M_j keeps it
+    held = np.maximum.accumulate(held[::-1])[::-1]
+    return np.asarray(np.diff(held[::-1], prepend=0.0)[::-1], dtype=np.float64)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), na=st.integers(2, 60), nb=st.integers(2, 60),
+       log_t=st.floats(-12.0, -4.0))
+def test_tail_error_composes(seed: int, na: int, nb: int, log_t: float) -> None:
+    """Two laws held with tail-relative errors t_a, t_b: the convolution's reported bounds hold
+    against the exact convolution of the exact laws (long double), at every eps, down to deltas
+    far below any absolute charge (the deltas reach 1e-200)."""
+    rng = np.random.default_rng(seed)
+    t = 10.0**log_t
+    ma = np.exp(-rng.uniform(0, 200, na)) * rng.uniform(0.1, 1, na)
+    mb = np.exp(-rng.uniform(0, 200, nb)) * rng.uniform(0.1, 1, nb)
+    ma, mb = ma / ma.sum() * 0.999, mb / mb.sum() * 0.999
+    ha, hb = tail_perturbed(rng, ma, t), tail_perturbed(rng, mb, 2 * t)
+    h = 0.25
+    a = GridLaw(h, -5, ha, 0.0, 0.0, True, tail=t + 1e-13)
+    b = GridLaw(h, -7, hb, 0.0, 0.0, True, tail=2 * t + 1e-13)
+    c = convolve(a, b, tail=0.0)
+    exact = np.convolve(ma.astype(np.longdouble), mb.astype(np.longdouble))
+    losses = (np.arange(exact.size) - 12) * h
+    for eps in np.concatenate([losses - 1e-9, losses + 0.1]):
+        w = -np.expm1(np.minimum(eps - losses, 0.0).astype(np.longdouble))
+        truth = float(np.sum(exact * w))
+        assert c.delta(float(eps)) >= truth * (1 - 4 * U)
+        opt = GridLaw(c.h, c.offset, c.masses, c.inf, c.slack, False, c.rel, c.shift,
+                      c.top_mass, c.cut, c.tail)
+        assert opt.delta(float(eps)) <= truth * (1 + 4 * U) + 1e-300
