@@ -16,7 +16,7 @@ from scipy import special
 from accountant import PLD
 from accountant._plderror import U, ndtr_accuracy
 from accountant._pldgrid import GridLaw, convolve
-from accountant.pairs import GaussianPair, SubsampledTailDirection, _GaussianDirection
+from accountant.pairs import SubsampledTailDirection, _GaussianDirection
 
 
 def gdp_delta(mu: float, eps: float) -> mpmath.mpf:
