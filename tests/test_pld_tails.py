@@ -69,6 +69,7 @@ def exact_node_tails(direction: SubsampledTailDirection | _GaussianDirection, h:
             def tails(g: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
                 return mpmath.ncdf(-(g / m - m / 2)), mpmath.ncdf(-(g / m + m / 2))
         else:
+            assert isinstance(direction.base, _GaussianDirection)
             m, r = mpmath.mpf(direction.base.mu), mpmath.mpf(direction.rate)
 
             def tails(g: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
