@@ -1,4 +1,4 @@
-"""Tail-relative error bounds of a continuous source's pessimistic discretisation (issue 14).
+"""Tail-relative error bounds of a continuous source's pessimistic discretisation.
 
 A ``_TailDirection`` computes the four tails Q(L <= g), Q(L > g), P(L <= g), P(L > g) at the nodes
 g_j and differences them into cell masses; ``from_cells`` splits each cell between its two nodes
