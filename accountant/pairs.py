@@ -31,7 +31,15 @@ from ._numeric import (
     lower_convex_hull,
 )
 from ._plderror import ndtr_accuracy, product_error, source_tail_law
-from ._pldgrid import EPS_MACH, SOURCE_TAIL, GridLaw, deposit_atoms, from_atoms, from_cells
+from ._pldgrid import (
+    EPS_MACH,
+    REFINE,
+    SOURCE_TAIL,
+    GridLaw,
+    deposit_atoms,
+    from_atoms,
+    from_cells,
+)
 from .tradeoff import (
     FiniteLossTradeoff,
     GaussianTradeoff,
@@ -84,7 +92,9 @@ class _TailDirection(LossDirection):
         lo, hi = self.support(tail)
         j0 = math.floor(lo / h) - 1
         j1 = math.ceil(hi / h) + 1
-        g = np.asarray(np.arange(j0, j1 + 1) * h, dtype=np.float64)
+        r = REFINE[pessimistic]  # the optimistic law reads half cells
+        hc = h / r
+        g = np.asarray(np.arange(r * j0, r * j1 + 1) * hc, dtype=np.float64)
         fq, sq, fp, sp = self.tails(g)
         # difference the smaller of the two tails, so tiny cell masses keep their digits
         q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
@@ -93,14 +103,15 @@ class _TailDirection(LossDirection):
         cells_q = q.copy()
         with np.errstate(divide="ignore", over="ignore"):  # e^g p in log space: g may exceed 709
             pn = np.exp(g[:-1] + np.log(np.maximum(p, 0.0)))
-        pn = np.clip(pn, q * math.exp(-h), q)
+        pn = np.clip(pn, q * math.exp(-hc), q)
         x = q - pn
         nodes = np.zeros(g.size)
         atoms, atom_q = self.point_masses()
-        extra = deposit_atoms(h, j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
+        extra = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
         law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
                          q_below=float(fq[0]), pessimistic=pessimistic,
                          slack=8 * EPS_MACH + extra, node_q=nodes)
+        # (pessimistic only: r = 1, the cells are those of the law's grid)
         accuracy = (self.tail_accuracy(g, product_error(np.arange(j0, j1 + 1, dtype=np.float64), h))
                     if pessimistic else None)
         if accuracy is None:
