@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         wrong += structured_section(args.samples, args.seeds, args.confidence)
     if "fp" in sections:
         wrong += fp_section(args.samples, args.seeds, args.confidence)
+    if "search" in sections:  # hill climbing against the surrogate search (benchmarks/audit_search.py)
+        from audit_search import search_section
+        wrong += search_section(args.samples, args.seeds, args.confidence)
     print(f"\nverdicts different from the known one: {wrong}")
     if not args.no_speed and "speed" in sections:
         speed(args.samples)
