@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         dpsgd_pld,
         dpsgd_sampling_rate,
         dpsgd_steps,
+        subsampled_gaussian_kl,
         subsampled_gaussian_rdp,
     )
     from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
@@ -189,6 +190,7 @@ __all__ = [
     "register_target",
     "subsample",
     "subsampled_gaussian",
+    "subsampled_gaussian_kl",
     "subsampled_gaussian_rdp",
     "to_gdp",
     "to_rdp",
