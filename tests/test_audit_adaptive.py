@@ -234,3 +234,19 @@ def test_false_violation_rate_vector_records_and_surrogate(name: str, mech: Any,
         above += r.epsilon_lower > eps
     assert stats.binom.sf(viol - 1, reps, 1 - CONF) >= 1e-3, f"{name}: {viol}/{reps} false violations"
     assert stats.binom.sf(above - 1, reps, 1 - CONF) >= 1e-3, f"{name}: {above}/{reps} above the truth"
+
+
+def test_l1_ball_records_sum_with_half_the_sensitivity_caught() -> None:
+    # integer records in the l1 ball of radius 2 in Z^2; replace-one moves the sum by up to 2r = 4
+    # in l1 (a record from (2, 0) to (-2, 0)); noise for l1 sensitivity 2 is the bug (true eps 2)
+    dom = Domain(-2, 2, n=3, d=2)
+
+    def ball_sum(data: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
+        x = np.asarray(data, dtype=np.float64).reshape(-1, 2)
+        assert np.all(np.abs(x).sum(axis=1) <= 2)  # the search stays in the ball
+        return np.asarray(x.sum(axis=0) + discrete_laplace_array(rng, Fraction(2), (size, 2)))
+
+    search = AdaptiveSearch(dom, integers=True, ball=("l1", 2.0), budget=12, keep=3)
+    r = verify.audit(ball_sum, search, PureDP(1.0), samples=20_000, seed=0, vectorised=True,
+                     floating_point=False)
+    assert r.violation and 1.0 < r.epsilon_lower <= 2.0
