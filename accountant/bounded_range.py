@@ -37,7 +37,7 @@ from .conversions import _half_square_up, to_rdp, to_zcdp
 from .guarantees import RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .ordering import Implication, register_target
 from .serialisation import register_guarantee
-from .tradeoff import ProfileTradeoff
+from .tradeoff import PiecewiseLinearTradeoff, ProfileTradeoff
 from .validation import check_real
 
 __all__ = ["BoundedRange", "bounded_range_delta", "bounded_range_rdp", "bounded_range_renyi"]
@@ -56,10 +56,11 @@ class BoundedRange(PureDP):
         return bounded_range_delta(self.eps, eps)
 
     @cached_property
-    def tradeoff(self) -> ProfileTradeoff:  # type: ignore[override]
-        """The tightest curve of the exact profile on 401 eps' in [0, eps] [@dong2022gaussian,
-        Prop. 2.12] (a sound lower bound; f_{eps,0} is among its lines, from delta(eps) = 0)."""
-        return ProfileTradeoff(self._delta_checked, np.linspace(0.0, self.eps, 401))
+    def tradeoff(self) -> PiecewiseLinearTradeoff:  # type: ignore[override]
+        """The curve of the exact profile on 401 eps' in [0, eps] [@dong2022gaussian, Prop. 2.12]
+        (f_{eps,0} is among its lines, from delta(eps) = 0), held by its sound piecewise-linear
+        lower envelope so that curve comparisons (``implies`` with f-DP targets) are proofs."""
+        return ProfileTradeoff(self._delta_checked, np.linspace(0.0, self.eps, 401)).lower_envelope()
 
     def __str__(self) -> str:
         return f"{self.eps:g}-BR"

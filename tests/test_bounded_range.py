@@ -215,3 +215,14 @@ def test_bad_input() -> None:
         bounded_range_renyi(1.0, 0.5)
     with pytest.raises(ValueError, match="eps_prime"):
         bounded_range_delta(1.0, math.nan)
+
+
+def test_curve_is_a_sound_envelope_above_pure_dp() -> None:
+    """The f-DP curve lies below the curve of the exact profile (its profile is an upper bound on
+    delta) and above f_{eps,0} up to the envelope's margins."""
+    for eps in (0.3, 2.0):
+        g = BoundedRange(eps)
+        a = np.linspace(0.0, 1.0, 201)
+        assert np.all(g.tradeoff(a) >= PureDP(eps).tradeoff(a) - 1e-12)
+        for e1 in (0.0, 0.25 * eps, 0.75 * eps):
+            assert g.delta(e1) <= g.tradeoff.profile(e1) <= g.delta(e1) + 1e-5
