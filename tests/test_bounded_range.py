@@ -41,11 +41,11 @@ def _two_point(eps: float, t: Any) -> tuple[Any, Any]:
     return w, 1 - w
 
 
-def _brute_max(fn: Any, eps: float) -> Any:
-    """max of fn(t) over t in [0, eps]: a 200-point grid, then golden-section search on the
+def _brute_max(fn: Any, eps: float, start: float = 0.0) -> Any:
+    """max of fn(t) over t in [start, eps]: a 200-point grid, then golden-section search on the
     bracket around the best point (fn is unimodal there), 80 steps."""
-    e = MP.mpf(eps)
-    grid = [e * i / 200 for i in range(201)]
+    e, t0 = MP.mpf(eps), MP.mpf(start)
+    grid = [t0 + (e - t0) * i / 200 for i in range(201)]
     vals = [fn(t) for t in grid]
     i = max(range(201), key=lambda j: vals[j])
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, 200)]
@@ -74,7 +74,7 @@ def brute_delta(eps: float, e1: float) -> Any:
         w, v = _two_point(eps, t)
         e = MP.mpf(eps)
         return w * max(MP.exp(t) - MP.exp(e1), 0) + v * max(MP.exp(t - e) - MP.exp(e1), 0)
-    return _brute_max(d, eps)
+    return _brute_max(d, eps, max(e1, 0.0))  # below t = e1 >= 0 both parts vanish
 
 
 @settings(max_examples=30, deadline=None)
