@@ -520,8 +520,8 @@ def _integer_bounds(fa: tuple[FloatArray, FloatArray], fb: tuple[FloatArray, Flo
             factor * (a12 * b11 + a11 * b12))
 
 
-def _split_conv(a: FloatArray, b: FloatArray | None, n: int) -> tuple[FloatArray, float, float,
-                                                                           float]:
+def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
+                refine_above: float | None = None) -> tuple[FloatArray, float, float, float]:
     """a * b of non-negative arrays with error-free splitting [@ozaki2012error]: the two leading
     slices of each operand are integer vectors whose products the FFT computes with a certified
     error below 1/4, so rounding returns them exactly; only products of small remainders carry
@@ -531,6 +531,10 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int) -> tuple[FloatArray
     [exact] + h1 h1' [short FFT] + (h0 + h1) t2' + t2 b [full length]. As t2 < 2^-2beta and
     h1 < 2^-beta of the largest entry, the error is about 2^-2beta times that of a plain FFT. The
     slice width beta is the largest for which both integer products are certified exact.
+
+    When the remainder products' bound exceeds ``refine_above``, they are split in turn (once):
+    they are non-negative products below a * b entrywise (t2 <= a, h0 + h1 <= a, 2a - t2 <= 2a),
+    so their relative errors count twice, and their absolute error is 2^-2beta smaller again.
     """
     same = b is None
     oa = _Operand(a)
@@ -587,13 +591,20 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int) -> tuple[FloatArray
         terms = [(ha, t2b), (t2a, b)]
     out, err_l2 = _fft_sum(terms, n)
     nf = sfft.next_fast_len(n, real=True)
-    out[lo_a + lo_b:lo_a + lo_b + nw] += exact
     # relative: the exact diagonals' sum (2 roundings), the final addition, and 2a - t2
-    return out, 4.0 * EPS_MACH, l1 + math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
+    rel, rem_l1, noise = 4.0 * EPS_MACH, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
+    if refine_above is not None and rem_l1 > refine_above:
+        parts = [_split_conv(x, y, n) for x, y in terms]
+        out = parts[0][0] if len(parts) == 1 else parts[0][0] + parts[1][0]
+        rel += 2.0 * max(p[1] for p in parts) + EPS_MACH
+        rem_l1 = sum(p[2] for p in parts)
+        noise = sum(p[3] for p in parts)
+    out[lo_a + lo_b:lo_a + lo_b + nw] += exact
+    return out, rel, l1 + rem_l1, noise
 
 
 def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
-              budget: float = 0.0) -> tuple[FloatArray, float, float, float]:
+              budget: float = 0.0, refine: bool = False) -> tuple[FloatArray, float, float, float]:
     """Linear convolution a * b (a * a when b is None) of non-negative arrays, with worst-case
     round-off bounds ``(out, rel, l1, typical)``: |out - a * b| <= rel (a * b) + e with |e|_1 <= l1;
     ``typical`` is the root-mean-square size of e's entries (|e|_2 / sqrt N), a noise level that
@@ -602,7 +613,8 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
     Direct summation of m non-negative products errs by at most gamma_m = m u / (1 - m u) relative
     per entry [@higham2002accuracy, Sec. 3.1]: ``rel`` = gamma_m, no absolute part. Larger products
     go by one plain FFT when its worst-case l1 bound is within ``budget``, else by FFT with
-    error-free splitting (``_split_conv``).
+    error-free splitting (``_split_conv``; ``refine``: its remainder split again when above the
+    budget, which pessimistic laws use: their round-off is otherwise the floor in the tails).
     """
     bb = a if b is None else b
     m = min(a.size, bb.size)
@@ -617,7 +629,7 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
         if math.sqrt(nf) * 1.01 * factor * (a2 * b1 + a1 * b2) <= budget:
             out, err_l2 = _fft_sum([(a, bb)], n)
             return out, 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
-    return _split_conv(a, b, n)
+    return _split_conv(a, b, n, budget if refine else None)
 
 
 def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.0) -> GridLaw:
@@ -632,7 +644,7 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
     n = ma.size + mb.size - 1
     same = a is b
     out, rel_c, slack_fft, noise = _fft_conv(ma, None if same else mb, n,
-                                             DIRECT_CONV[a.pessimistic], budget)
+                                             DIRECT_CONV[a.pessimistic], budget, a.pessimistic)
     floor = noise
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     sum_a, sum_b = float(ma.sum()), float(mb.sum())
