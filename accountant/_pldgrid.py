@@ -452,24 +452,30 @@ def _norms(x: FloatArray) -> tuple[float, float]:
     return math.sqrt(float(np.sum(x * x))) * up, float(np.sum(x)) * up
 
 
-def _fft_sum(terms: list[tuple[FloatArray, FloatArray]], n: int) -> tuple[FloatArray, float]:
-    """sum_k x_k * y_k for non-negative arrays by one FFT product sum, and a worst-case bound
-    on the l2 norm of its error.
+def _fft_sum_bound(terms: list[tuple[FloatArray, FloatArray]], nf: int) -> float:
+    """Worst-case bound on the l2 norm of the error of ``_fft_sum(terms)`` at transform length nf.
 
     Each transform of length N errs by eps_F relative in l2 [@higham2002accuracy, Thm 24.2]; as
     |F x|_inf <= |x|_1 for non-negative x and |F^-1 v|_2 = |v|_2 / sqrt N, a product x * y errs by
     at most (3 eps_F + u)(|x|_2 |y|_1 + |x|_1 |y|_2) in l2. The complex products and the sum of K
     terms in the frequency domain add (K + 4) u to the factor, and second-order terms a 1% margin.
     """
-    nf = sfft.next_fast_len(n, real=True)
-    acc = np.zeros(nf // 2 + 1, dtype=np.complex128)
     weight = 0.0
     for x, y in terms:
-        acc += sfft.rfft(x, nf) * sfft.rfft(y, nf)
         (x2, x1), (y2, y1) = _norms(x), _norms(y)
         weight += x2 * y1 + x1 * y2
     factor = _fft_relative_error(nf) + (len(terms) + 4) * EPS_MACH / 2.0
-    return sfft.irfft(acc, nf)[:n], 1.01 * factor * weight
+    return 1.01 * factor * weight
+
+
+def _fft_sum(terms: list[tuple[FloatArray, FloatArray]], n: int) -> FloatArray:
+    """sum_k x_k * y_k for non-negative arrays by one FFT product sum (error: ``_fft_sum_bound``)."""
+    nf = sfft.next_fast_len(n, real=True)
+    acc = np.zeros(nf // 2 + 1, dtype=np.complex128)
+    for x, y in terms:
+        acc += sfft.rfft(x, nf) * sfft.rfft(y, nf)
+    out: FloatArray = sfft.irfft(acc, nf)[:n]
+    return out
 
 
 #: the bound of an integer product must stay below this for rounding to recover it exactly
@@ -487,14 +493,12 @@ class _Operand:
     def __init__(self, x: FloatArray) -> None:
         self.x: FloatArray = x
         self.top = math.ldexp(1.0, math.frexp(float(x.max()))[1])
-        self._left: FloatArray = np.maximum.accumulate(x)
-        self._right: FloatArray = np.maximum.accumulate(x[::-1])
 
     def window(self, beta: int) -> tuple[int, int, float, FloatArray, FloatArray]:
         """(lo, hi, ulp0, H0, H1) for slices of beta bits."""
         ulp0, ulp1 = math.ldexp(self.top, -beta), math.ldexp(self.top, -2 * beta)
-        lo = int(np.searchsorted(self._left, ulp1, side="left"))
-        hi = self.x.size - int(np.searchsorted(self._right, ulp1, side="left"))
+        above = self.x >= ulp1  # somewhere true: max x >= top / 2 >= ulp1
+        lo, hi = int(np.argmax(above)), self.x.size - int(np.argmax(above[::-1]))
         xw = self.x[lo:hi]
         h0 = np.floor(xw / ulp0)
         h1 = np.floor((xw - h0 * ulp0) / ulp1)
@@ -564,12 +568,14 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
     fa0, fa1 = sfft.rfft(h0a, nfe), sfft.rfft(h1a, nfe)
     fb0, fb1 = (fa0, fa1) if same else (sfft.rfft(h0b, nfe), sfft.rfft(h1b, nfe))
     bounds = _integer_bounds((h0a, h1a), (h0b, h1b), nfe)
-    diagonals = (fa0 * fb0, fa0 * fb1 + fa1 * fb0, fa1 * fb1)
+    del h0a, h1a, h0b, h1b
     unit = ulp0a * ulp0b
     l1 = 0.0
     exact = np.zeros(nw)
-    for k, (spec, bnd) in enumerate(zip(diagonals, bounds, strict=True)):
+    for k, bnd in enumerate(bounds):  # one spectrum at a time (memory)
+        spec = fa0 * fb0 if k == 0 else fa0 * fb1 + fa1 * fb0 if k == 1 else fa1 * fb1
         d = sfft.irfft(spec, nfe)[:nw]
+        del spec
         r = np.rint(d)
         u_k = math.ldexp(unit, -k * beta)
         if bnd <= EXACT_BOUND and float(np.max(np.abs(d - r))) <= EXACT_BOUND:
@@ -577,6 +583,7 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
         else:  # not certified exact: keep the float values and charge the bound (l1 <= sqrt N l2)
             exact += d * u_k
             l1 += math.sqrt(nfe) * bnd * u_k
+    del fa0, fa1, fb0, fb1, d, r
     # the remainders, on the full length
     t2a = oa.t2(beta)
     if same:
@@ -589,16 +596,22 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
         ha = np.zeros_like(a)
         ha[lo_a:hi_a] = a[lo_a:hi_a] - t2a[lo_a:hi_a]  # h0 + h1: exact
         terms = [(ha, t2b), (t2a, b)]
-    out, err_l2 = _fft_sum(terms, n)
     nf = sfft.next_fast_len(n, real=True)
+    err_l2 = _fft_sum_bound(terms, nf)
     # relative: the exact diagonals' sum (2 roundings), the final addition, and 2a - t2
     rel, rem_l1, noise = 4.0 * EPS_MACH, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
     if refine_above is not None and rem_l1 > refine_above:
-        parts = [_split_conv(x, y, n) for x, y in terms]
-        out = parts[0][0] if len(parts) == 1 else parts[0][0] + parts[1][0]
-        rel += 2.0 * max(p[1] for p in parts) + EPS_MACH
-        rem_l1 = sum(p[2] for p in parts)
-        noise = sum(p[3] for p in parts)
+        # one part at a time (memory: the W4-size laws are 2^19+ points)
+        out, rel_p, rem_l1, noise = _split_conv(*terms[0], n)
+        for x, y in terms[1:]:
+            part = _split_conv(x, y, n)
+            out += part[0]
+            rel_p, rem_l1, noise = max(rel_p, part[1]), rem_l1 + part[2], noise + part[3]
+            del part
+        rel += 2.0 * rel_p + EPS_MACH
+    else:
+        out = _fft_sum(terms, n)
+    del terms
     out[lo_a + lo_b:lo_a + lo_b + nw] += exact
     return out, rel, l1 + rem_l1, noise
 
@@ -624,11 +637,9 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
         return np.convolve(a, bb), m * EPS_MACH / (1.0 - m * EPS_MACH), 0.0, 0.0
     if budget > 0.0:
         nf = sfft.next_fast_len(n, real=True)
-        (a2, a1), (b2, b1) = _norms(a), _norms(bb)
-        factor = _fft_relative_error(nf) + 5 * EPS_MACH / 2.0  # _fft_sum's, for one term
-        if math.sqrt(nf) * 1.01 * factor * (a2 * b1 + a1 * b2) <= budget:
-            out, err_l2 = _fft_sum([(a, bb)], n)
-            return out, 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
+        err_l2 = _fft_sum_bound([(a, bb)], nf)
+        if math.sqrt(nf) * err_l2 <= budget:
+            return _fft_sum([(a, bb)], n), 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
     return _split_conv(a, b, n, budget if refine else None)
 
 
