@@ -60,7 +60,7 @@ def search_cases() -> list[tuple[str, Any, Any, bool, float | None]]:
     ]
 
 
-def search_section(samples: int, seeds: int, confidence: float, budget: int = 48) -> int:
+def search_section(samples: int, seeds: int, confidence: float, budget: int = 48, first_seed: int = 0) -> int:
     """Print the comparison; return the number of verdicts different from the known one."""
     header = (f"{'search comparison':40} {'method':>9} {'seed':>4} {'verdict':>9} {'eps lower':>10} "
               f"{'true':>6} {'samples':>11} {'s':>7}")
@@ -70,7 +70,7 @@ def search_section(samples: int, seeds: int, confidence: float, budget: int = 48
     for name, mech, kw, buggy, true in search_cases():
         for method in ("climb", "surrogate"):
             search = AdaptiveSearch(budget=budget, method=method, **kw)
-            for seed in range(seeds):
+            for seed in range(first_seed, first_seed + seeds):
                 t0 = time.perf_counter()
                 r = audit(mech, search, PureDP(1.0), samples=samples, confidence=confidence, seed=seed,
                           vectorised=True, floating_point=False)
@@ -95,12 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--budget", type=int, default=48)
-    ap.add_argument("--only", default=None, help="substring of the case names to run")
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--only", default=None, help="comma-separated substrings of the case names to run")
     args = ap.parse_args(argv)
     if args.only:
-        keep = [c for c in search_cases() if args.only in c[0]]
+        keep = [c for c in search_cases() if any(o in c[0] for o in args.only.split(","))]
         globals()["search_cases"] = lambda: keep
-    wrong = search_section(args.samples, args.seeds, args.confidence, args.budget)
+    wrong = search_section(args.samples, args.seeds, args.confidence, args.budget, args.first_seed)
     print(f"\nverdicts different from the known one: {wrong}")
     return 0 if wrong == 0 else 1
 

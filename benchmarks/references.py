@@ -485,6 +485,60 @@ class MonotoneStep:
         return mpmath.log((self.b[0] + self.b[1] * lr) / (self.a[0] + self.a[1] * lr))
 
 
+@dataclass
+class GaussianMixtureRef:
+    """(P, Q) = (sum_i a_i N(s_i, 1), sum_j b_j N(t_j, 1)) with min t >= max s: the loss
+    log(q/p)(x) increases, so for every eps delta = Q(X > x) - e^eps P(X > x) at the x where the
+    loss is eps (bisection in mpmath; x = -inf below the loss range, delta = 0 above it)."""
+
+    p: list[tuple[mpf, mpf]]  # (mean, weight)
+    q: list[tuple[mpf, mpf]]
+    rtol: float = 1e-30
+
+    def delta_inf(self) -> mpf:
+        return ZERO
+
+    def _loss(self, x: mpf) -> mpf:
+        def log_dens(mix: list[tuple[mpf, mpf]]) -> mpf:
+            terms = [mpmath.log(w) - (x - m) ** 2 / 2 for m, w in mix]
+            top = max(terms)
+            return top + mpmath.log(mpmath.fsum(mpmath.exp(t - top) for t in terms))
+        return log_dens(self.q) - log_dens(self.p)
+
+    def delta(self, eps: mpf) -> mpf:
+        means = [m for m, _ in self.p + self.q]
+        lo, hi = min(means) - 40, max(means) + 40
+        if self._loss(lo) >= eps:
+            return max(ZERO, 1 - mpmath.exp(eps))
+        top_p, top_q = max(m for m, _ in self.p), max(m for m, _ in self.q)
+        if top_q == top_p:  # the loss is bounded above by its limit at +inf
+            limit = mpmath.log(mpmath.fsum(w for m, w in self.q if m == top_q)
+                               / mpmath.fsum(w for m, w in self.p if m == top_p))
+            if eps >= limit:
+                return ZERO
+        while self._loss(hi) <= eps:  # unbounded (or below the limit): the root is finite
+            hi = 2 * hi + 40
+        for _ in range(DPS * 4):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if self._loss(mid) < eps else (lo, mid)
+        x = lo
+
+        def tail(mix: list[tuple[mpf, mpf]]) -> mpf:
+            return mpmath.fsum(w * mpmath.ncdf(m - x) for m, w in mix)
+        return max(ZERO, tail(self.q) - mpmath.exp(eps) * tail(self.p))
+
+
+def truncated_discrete_gaussian(sigma: float, m: int, d: int) -> PairRef:
+    """The discrete Gaussian on {-m, ..., m} (renormalised) and its shift by d, as a finite pair
+    on {-m, ..., m + d}."""
+    s2 = mpf_of(sigma) ** 2
+    w = [mpmath.exp(-mpf(k) ** 2 / (2 * s2)) for k in range(-m, m + 1)]
+    z = mpmath.fsum(w)
+    p = [w[y + m] / z if y <= m else ZERO for y in range(-m, m + d + 1)]
+    q = [w[y - d + m] / z if y - d >= -m else ZERO for y in range(-m, m + d + 1)]
+    return PairRef(p, q)
+
+
 def subsample_steps(base: GaussianBase | LaplaceBase, rate: float) -> tuple[MonotoneStep, MonotoneStep]:
     """(remove, add): (P0, (1-r) P0 + r Q0) and ((1-r) P0 + r Q0, P0)."""
     r = mpf_of(rate)

@@ -55,6 +55,7 @@ from references import (  # noqa: E402
     ZERO,
     ComposedRef,
     GaussianBase,
+    GaussianMixtureRef,
     GaussianRef,
     LaplaceBase,
     LaplaceRef,
@@ -64,8 +65,10 @@ from references import (  # noqa: E402
     Ref,
     binomial_rr,
     epsilon_exact,
+    mpf_of,
     subsample_pair,
     subsample_steps,
+    truncated_discrete_gaussian,
 )
 
 import accountant  # noqa: E402
@@ -465,6 +468,51 @@ def fam_mix(rng: np.random.Generator, i: int) -> Workload:
                     pick_deltas(rng), cheap=isinstance(cont, GaussianRef) and disc.size <= 64)
 
 
+def fam_peers(rng: np.random.Generator, i: int) -> Workload:
+    """Issue 14's pairs: a subsampled asymmetric pmf pair, the truncated discrete Gaussian, a
+    Gaussian with random sensitivity and the Poisson-subsampled Gaussian under replace-one."""
+    u = rng.random()
+    if u < 0.3:  # Poisson subsampling of an asymmetric pair, both directions
+        p, q = _pmf_pair(rng)
+        rate = loguniform(rng, 1e-3, 0.999)
+        rem, add = subsample_pair(PairRef.from_floats(p, q), rate)
+        k = int(rng.integers(1, min(40, _max_k(len(p) + 1, 1500)) + 1))
+        code = f"subsample({_pmf_code(p, q)}, {r(rate)})" + (f".self_compose({k})" if k > 1 else "")
+        return Workload("peers", code, MaxRef([rem.power(k), add.power(k)]),
+                        pick_eps(rng, 3.0 * math.sqrt(k) * rate), pick_deltas(rng))
+    if u < 0.5:  # truncated discrete Gaussian
+        sigma = loguniform(rng, 0.3, 5.0)
+        m, d = int(rng.integers(0, 10)), int(rng.integers(1, 4))
+        base = truncated_discrete_gaussian(sigma, m, d)
+        k = int(rng.integers(1, min(20, _max_k(2 * m + d + 1, 1500)) + 1))
+        code = f"PLD.from_pair(TruncatedDiscreteGaussianPair({r(sigma)}, {m}, {d}), count={k})"
+        ref = base.power(k) if k > 1 else base._pruned()
+        return Workload("peers", code, ref, pick_eps(rng, 3.0 * math.sqrt(k) * d / sigma),
+                        pick_deltas(rng))
+    sigma = float(2.0 ** int(rng.integers(-1, 2)))  # a power of 2: s / sigma is exact
+    if u < 0.8:  # Gaussian with random sensitivity: remove and add (reflected)
+        n = int(rng.integers(1, 4))
+        sens = [float(np.round(loguniform(rng, 0.05, 4.0), 3)) for _ in range(n)]
+        sens = sens if rng.random() < 0.5 else [0.0, *sens[1:]] if n > 1 else sens
+        probs = dyadic_pmf(rng, n, zero_prob=0.0)  # exact in floating point
+        mix = [(mpf_of(s) / mpf_of(sigma), mpf_of(x)) for s, x in zip(sens, probs, strict=True)
+               if x > 0]
+        if max(m for m, _ in mix) == 0:
+            return fam_peers(rng, i)
+        ref = MaxRef([GaussianMixtureRef([(ZERO, ONE)], mix),
+                      GaussianMixtureRef([(-m, x) for m, x in mix], [(ZERO, ONE)])])
+        code = f"PLD.from_pair(MixtureGaussianPair({sigma!r}, {sens!r}, {probs!r}))"
+        return Workload("peers", code, ref, pick_eps(rng, 2.0 * max(sens) / sigma),
+                        pick_deltas(rng), cheap=False)
+    mu = loguniform(rng, 0.05, 6.0)  # Poisson under replace-one, Gaussian
+    rate = loguniform(rng, 1e-3, 0.999)
+    keep = mpf_of(rate)
+    m_ = mpf_of(mu)
+    ref = GaussianMixtureRef([(ZERO, 1 - keep), (-m_, keep)], [(ZERO, 1 - keep), (m_, keep)])
+    code = f"subsample(GDP({r(mu)}), {r(rate)}, adjacency='replace')"
+    return Workload("peers", code, ref, pick_eps(rng, 2.0 * mu), pick_deltas(rng), cheap=False)
+
+
 FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] = {
     # name: (generator, workloads at --n 1)
     "gdp": (fam_gdp, 3300),
@@ -475,6 +523,7 @@ FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] 
     "poisson": (fam_poisson, 900),
     "wor": (fam_wor, 900),
     "mix": (fam_mix, 400),
+    "peers": (fam_peers, 300),
 }
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -33,7 +35,10 @@ from accountant import (
 )
 from accountant.pairs import Direction
 
-mpmath.mp.dps = 40
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import references as R
+
 REMOVE: Direction = "remove"
 ADD: Direction = "add"
 
@@ -41,31 +46,33 @@ ADD: Direction = "add"
 # ----------------------------------------------------------------------------- goldens
 
 def _mix_delta(p: list[tuple[float, float]], q: list[tuple[float, float]], eps: float) -> float:
-    """H_{e^eps}(Q || P) for unit-variance mixtures P = sum w N(m, 1), Q likewise, whose loss
-    log(q/p) increases in x: Q(X > x*) - e^eps P(X > x*) at the root x* of L(x*) = eps."""
-    def dens(mix: list[tuple[float, float]], x: mpmath.mpf) -> mpmath.mpf:
-        return mpmath.fsum(w * mpmath.npdf(x, m, 1) for m, w in mix)
+    """H_{e^eps}(Q || P) for unit-variance mixtures with an increasing loss (the campaign's
+    mpmath reference ``GaussianMixtureRef``, itself checked against quadrature below)."""
+    ref = R.GaussianMixtureRef([(mpmath.mpf(m), mpmath.mpf(w)) for m, w in p],
+                               [(mpmath.mpf(m), mpmath.mpf(w)) for m, w in q])
+    return float(ref.delta(mpmath.mpf(eps)))
 
-    def tail(mix: list[tuple[float, float]], x: mpmath.mpf) -> mpmath.mpf:
-        return mpmath.fsum(w * mpmath.ncdf(m - x) for m, w in mix)
 
-    def f(x: mpmath.mpf) -> mpmath.mpf:
-        return mpmath.log(dens(q, x)) - mpmath.log(dens(p, x)) - eps
+def test_mixture_reference_against_quadrature_and_the_subsampled_step() -> None:
+    rem, _ = R.subsample_steps(R.GaussianBase(1.3), 0.2)
+    p = [(0.0, 1.0)]
+    q = [(0.0, 0.5), (1.0, 0.3), (2.5, 0.2)]
+    for eps in (-0.5, 0.0, 0.4, 1.5):
+        e = mpmath.mpf(eps)
+        assert _mix_delta(p, [(0.0, 0.8), (1.3, 0.2)], eps) == pytest.approx(
+            float(rem.delta(e)), rel=1e-15)
 
-    means = [m for m, _ in p + q]
-    lo, hi = mpmath.mpf(min(means) - 30), mpmath.mpf(max(means) + 30)
-    if f(lo) >= 0:
-        x = mpmath.mpf("-inf")
-    elif f(hi) <= 0:
-        return 0.0
-    else:
-        for _ in range(200):  # bisection: f is increasing
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
-        x = lo
-    if x == mpmath.mpf("-inf"):
-        return float(1 - mpmath.e ** eps)
-    return float(tail(q, x) - mpmath.e ** eps * tail(p, x))
+        def f(x: mpmath.mpf, e: mpmath.mpf = e) -> mpmath.mpf:
+            dq = mpmath.fsum(w * mpmath.npdf(x, m, 1) for m, w in q)
+            return max(dq - mpmath.exp(e) * mpmath.npdf(x, 0, 1), 0)
+
+        def loss(x: mpmath.mpf, e: mpmath.mpf = e) -> mpmath.mpf:
+            dq = mpmath.fsum(w * mpmath.npdf(x, m, 1) for m, w in q)
+            return mpmath.log(dq / mpmath.npdf(x, 0, 1)) - e
+
+        cut = [mpmath.findroot(loss, 1.0)] if loss(-10) < 0 else []  # where the integrand kinks
+        quad = mpmath.quad(f, sorted([-mpmath.inf, -5, 0, 5, mpmath.inf, *cut]))
+        assert _mix_delta(p, q, eps) == pytest.approx(float(quad), rel=1e-8)
 
 
 def _pmf_delta(a: np.ndarray, b: np.ndarray, eps: float) -> float:
@@ -127,8 +134,8 @@ def test_mixture_refuses_mixed_signs_and_bad_probs() -> None:
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.floats(0.5, 3.0), st.lists(st.floats(0.0, 3.0), min_size=1, max_size=3),
-       st.floats(0.0, 3.0))
+@given(st.floats(0.5, 3.0), st.lists(st.integers(0, 300).map(lambda k: k / 100), min_size=1,
+                                      max_size=3), st.floats(0.0, 3.0))
 def test_mixture_bracket_contains_truth(sigma: float, sens: list[float], eps: float) -> None:
     sens = [*sens, 1.0]
     w = [1.0 / len(sens)] * len(sens)
@@ -142,13 +149,9 @@ def test_mixture_bracket_contains_truth(sigma: float, sens: list[float], eps: fl
 # ----------------------------------------------------------------------------- 2. truncated DG
 
 def _tdg(sigma: float, m: int, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """P and Q on {-m, ..., m + d}, exactly (mpmath), as floats."""
-    w = [mpmath.e ** (-mpmath.mpf(k) ** 2 / (2 * mpmath.mpf(sigma) ** 2)) for k in range(-m, m + 1)]
-    z = mpmath.fsum(w)
-    ys = range(-m, m + d + 1)
-    p = [w[y + m] / z if -m <= y <= m else mpmath.mpf(0) for y in ys]
-    q = [w[y - d + m] / z if -m <= y - d <= m else mpmath.mpf(0) for y in ys]
-    return np.array(p, dtype=object), np.array(q, dtype=object)
+    """P and Q on {-m, ..., m + d} (mpmath, ``references.truncated_discrete_gaussian``)."""
+    ref = R.truncated_discrete_gaussian(sigma, m, d)
+    return np.array(ref.p, dtype=object), np.array(ref.q, dtype=object)
 
 
 @pytest.mark.parametrize("sigma,m,d", [(1.0, 3, 1), (2.5, 6, 2), (3.0, 2, 5), (0.7, 0, 1)])
