@@ -174,6 +174,8 @@ def structured_cases() -> list[tuple[str, Any, Any, Guarantee, bool, float | Non
         ("dict {'v': x + Lap(.1)} (10-DP)", dict_release, [(0.0, 1.0)], PureDP(1.0), True, 10.0, False),
         ("svt noisy answers as None/float list", svt_none_list, [(svt_q, svt_q2), (ramp, ramp2)],
          PureDP(1.0), True, 2.0, False),
+        ("svt noisy answers as NaN-padded array", SparseVector(1.0, variant="noisy_answer"),
+         [(svt_q, svt_q2), (ramp, ramp2)], PureDP(1.0), True, 2.0, False),
         ("randomized response as strings", rr_strings, [(0, 1)], PureDP(1.0), False, 1.0, True),
         ("answer (dict) or None, 1-DP", answer_or_none, [(0, 1)], PureDP(1.0), False, 1.0, True),
         ("noiseless-test PTR (adaptive search)", NoiselessPTRMode(),

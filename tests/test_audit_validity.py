@@ -41,6 +41,22 @@ def _rate(mech: Any, pair: tuple[Any, Any], claim: Guarantee, true_value: float,
     return viol, above
 
 
+class AnswerSlot:
+    """Tight 1-DP with a NaN-padded output: randomized response (eps/2) chooses which of two slots
+    holds the answer, the lattice Laplace (eps/2) release of x; the other slot is NaN. Its loss is
+    eps exactly (slot 0 with a value in the upper tail), so the structure-and-value regions
+    (category sets and conditional tails) are tested at their tightest."""
+
+    def __init__(self, eps: float) -> None:
+        self.rr = examples.RandomizedResponse(eps / 2)
+        self.scale = 2.0 / eps
+
+    def __call__(self, x: int, rng: np.random.Generator, size: int) -> np.ndarray:
+        slot = np.asarray(self.rr.sample(x, rng, size)).ravel() == 1
+        v = x + examples.lattice_laplace(rng, self.scale, (size,))
+        return np.stack([np.where(slot, v, np.nan), np.where(slot, np.nan, v)], axis=1)
+
+
 @pytest.mark.parametrize(("name", "mech", "pair", "claim", "true", "kw"), [
     ("laplace at claim", examples.ScalarLaplace(1.0), (0.0, 1.0), PureDP(1.0), 1.0, {}),
     ("laplace, black box", examples.ScalarLaplace(1.0), (0.0, 1.0), PureDP(1.0), 1.0,
@@ -48,6 +64,7 @@ def _rate(mech: Any, pair: tuple[Any, Any], claim: Guarantee, true_value: float,
     ("randomized response", examples.RandomizedResponse(1.0), (0, 1), PureDP(1.0), 1.0, {}),
     ("gaussian", examples.GaussianMechanism(1.0), (0.0, 1.0), GDP(1.0), 1.0, {}),
     ("noisy max (exp)", examples.ReportNoisyMax(1.0), ([0.0, 0.0], [1.0, 0.0]), PureDP(1.0), 1.0, {}),
+    ("answer slot (NaN-padded)", AnswerSlot(1.0), (0, 1), PureDP(1.0), 1.0, {"vectorised": True}),
 ])
 def test_false_violation_rate_at_most_one_minus_confidence(name: str, mech: Any, pair: Any,
                                                            claim: Guarantee, true: float,

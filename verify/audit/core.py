@@ -57,12 +57,15 @@ from .regions import (
     claim_objectives,
     evaluate,
     evaluate_renyi,
+    evaluate_renyi_bins,
     halves,
     is_discrete,
     objective_values,
     region_masses,
+    renyi_bins,
     renyi_values,
     thresholds,
+    value_at,
 )
 from .renyi import claimed_renyi
 from .reports import AuditReport, Finding, TestPoint
@@ -188,7 +191,9 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
             value = {i: max(c.value for c in sc.best[(fam, main)])
                      for i, sc in enumerate(screened) if sc.best.get((fam, main))}
             if value:
-                chosen[fam] = sorted(value, key=lambda i: (-value[i], i))[:m]
+                ranked = sorted(value, key=lambda i: (-value[i], i))[:m]
+                lead = [max(screened[i].best[(fam, main)], key=lambda c: c.value) for i in ranked]
+                chosen[fam] = ranked[:_split(lead, main, gamma_sel * max_pairs, d_report, f)]
         evaluated = sorted({i for v in chosen.values() for i in v})
         bar.add_total(2 * n_eval * len(evaluated))
         eval_raw = sampler.run([t for i in evaluated for t in make_tasks(i, 1, n_eval)])
@@ -214,7 +219,8 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
                 sp, sq = cache[c.score]
                 if fam == "renyi" and renyi is not None:
                     claimed = float(renyi[1][int(np.flatnonzero(renyi[0] == c.order)[0])])
-                    points.append(evaluate_renyi(c, sc.scores[c.score], sp, sq, gamma, n_tests, claimed))
+                    test = evaluate_renyi_bins if c.edges else evaluate_renyi
+                    points.append(test(c, sc.scores[c.score], sp, sq, gamma, n_tests, claimed))
                 else:
                     points.append(evaluate(c, o, sc.scores[c.score], sp, sq, gamma, n_tests, d_report, f))
 
@@ -269,21 +275,43 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
         masses = region_masses(sp, sq, thr)
         for direction in (0, 1):
             a_hat, r_hat = masses[2 * direction], masses[2 * direction + 1]
-            # the same bounds on the threshold-choice draws at a stricter level: a lucky extreme
-            # region with few events scores low, so the choice is robust to the winner's curse
-            a_up = stats.cp_upper(a_hat * sp.size, sp.size, gamma_sel)
-            b_up = 1.0 - stats.cp_lower(r_hat * sq.size, sq.size, gamma_sel)
+            # the bounds these frequencies would give on all n selection draws (so a fitted score,
+            # whose thresholds are chosen on half of them, competes on equal terms with the others)
+            # at a stricter level: a lucky extreme region with few events scores low, so the
+            # choice is robust to the winner's curse
+            n_t = n
+            a_up = stats.cp_upper(a_hat * n_t, n_t, gamma_sel)
+            b_up = 1.0 - stats.cp_lower(r_hat * n_t, n_t, gamma_sel)
             for o in objectives:
                 vals = objective_values(o, a_up, b_up, d_report, f)
                 j = int(np.argmax(vals))
                 best.setdefault((sc.family, o), []).append(
-                    Candidate(float(vals[j]), pair, si, direction, float(thr[j])))
+                    Candidate(float(vals[j]), pair, si, direction, float(thr[j]),
+                              counts=(float(a_hat[j] * n_t), float(r_hat[j] * n_t), n_t, n_t)))
         if renyi is not None and sc.family != "representation":
             vals, order, direction_r = renyi_values(sp, sq, thr, gamma_sel, *renyi)
             j = int(np.argmax(vals))
             best.setdefault(("renyi", "renyi"), []).append(
                 Candidate(float(vals[j]), pair, si, int(direction_r[j]), float(thr[j]), float(order[j])))
+            binned = renyi_bins(sp, sq, pair, si, gamma_sel, *renyi)
+            if binned is not None:
+                best[("renyi", "renyi")].append(binned)
     return _Screened(layout, scores, best)
+
+
+def _split(lead: list[Candidate], obj: Objective, gamma: float, delta: float, f: TradeoffFunction) -> int:
+    """How many of a family's ranked pairs to evaluate: the k whose best region promises most when
+    the family's share of the error budget (per-bound level ``gamma`` for one pair) is split k ways;
+    a pair that screening shows cannot win no longer halves the level of the one that can. Chosen on
+    the selection draws only, so it costs no error budget."""
+    best_k, best_v = len(lead), -np.inf
+    if any(c.counts is None for c in lead):
+        return best_k
+    for k in range(1, len(lead) + 1):
+        v = max(value_at(c, obj, gamma / k, delta, f) for c in lead[:k])
+        if v > best_v:
+            best_k, best_v = k, v
+    return best_k
 
 
 def _objectives(family: Family, objectives: list[Objective]) -> list[Objective]:

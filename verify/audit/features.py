@@ -64,6 +64,21 @@ def row_keys(values: NDArray[Any]) -> NDArray[Any]:
     return out
 
 
+def missing_pattern(values: FloatArray) -> NDArray[np.int64]:
+    """The structure category of a numeric output: which of its coordinates are NaN ("no value"),
+    one int64 key per row (bit j for coordinate j; a polynomial hash beyond 62 coordinates), so a
+    NaN-padded array and the same outputs as lists with None get the same categories."""
+    miss = np.isnan(values)
+    d = miss.shape[1]
+    if d <= 62:
+        return np.asarray(miss @ (np.int64(1) << np.arange(d, dtype=np.int64)), dtype=np.int64)
+    h = np.zeros(miss.shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(d):
+            h = h * np.uint64(1_000_003) + miss[:, j].astype(np.uint64)
+    return h.view(np.int64)
+
+
 def _canonical_float(values: FloatArray) -> FloatArray:
     """One bit pattern for NaN and for zero (-0.0 and 0.0 are one real number)."""
     out: FloatArray = np.where(np.isnan(values), np.nan, values) + 0.0
@@ -265,7 +280,8 @@ class Layout:
         if values.dtype.kind == "f" or self.floats:
             values = _canonical_float(values.astype(np.float64))
         raw = arr if any(isinstance(c, np.ndarray) for c in chunks) else _objects(chunks)
-        return Batch(values, row_keys(values), raw, None, values.shape[1])
+        cats = missing_pattern(values) if values.dtype.kind == "f" else None
+        return Batch(values, row_keys(values), raw, cats, values.shape[1])
 
     def _parse(self, objs: list[Any]) -> tuple[NDArray[np.int64], list[list[float]]]:
         """Skeleton id and numbers of each output (new skeletons are added to the table)."""

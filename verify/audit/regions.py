@@ -3,10 +3,12 @@ region on the independent evaluation draws with exact Clopper-Pearson boxes."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from accountant import GDP, ApproxDP, Guarantee, PureDP
 from accountant.tradeoff import TradeoffFunction
@@ -15,7 +17,7 @@ from accountant.validation import FloatArray
 from ..claims import claim_delta
 from . import stats
 from .features import Batch, pooled_unique_count
-from .renyi import renyi_lower_bound
+from .renyi import multibin_renyi_lower, renyi_lower_bound
 from .reports import TestPoint
 from .scores import Score
 
@@ -46,6 +48,12 @@ class Candidate:
     threshold: float
     #: the Renyi order of a Renyi test (0 for curve tests)
     order: float = 0.0
+    #: a curve test's region counts on the threshold-choice draws (rejections of each input, draws)
+    counts: tuple[float, float, int, int] | None = None
+    #: a multi-bin Renyi test: the inner bin edges of the score, and per bin whether the first
+    #: distribution's mass is the larger (direction 0: D_a(M(data) || M(data2)), 1: swapped)
+    edges: tuple[float, ...] = ()
+    larger: tuple[bool, ...] = ()
 
 
 def region_masses(sp: FloatArray, sq: FloatArray, thr: FloatArray) -> tuple[FloatArray, ...]:
@@ -78,6 +86,16 @@ def objective_values(obj: Objective, a_up: FloatArray, b_up: FloatArray, delta: 
     if obj == "mu":
         return stats.mu_lower_bound(a_up, b_up)
     return np.asarray(f(a_up), dtype=np.float64) - b_up
+
+
+def value_at(c: Candidate, obj: Objective, gamma: float, delta: float, f: TradeoffFunction) -> float:
+    """A curve-test candidate's value recomputed from its counts with its bounds at level gamma."""
+    if c.counts is None:
+        return c.value
+    k_null, k_alt, n_null, n_alt = c.counts
+    a_up = stats.cp_upper(k_null, n_null, gamma)
+    b_up = 1.0 - stats.cp_lower(k_alt, n_alt, gamma)
+    return float(objective_values(obj, a_up, b_up, delta, f))
 
 
 def is_discrete(p: Batch, q: Batch) -> bool:
@@ -175,6 +193,70 @@ def evaluate_renyi(c: Candidate, score: Score, sp: FloatArray, sq: FloatArray, g
         beta_upper=1.0 - q_b if c.direction == 1 else 1.0,
         epsilon_lower=0.0, mu_lower=0.0, claim_margin=low - claimed,
         p_value=min(1.0, 2 * n_tests * level), renyi_order=c.order, renyi_lower=low)
+
+
+#: Bin counts tried by the multi-bin Renyi test (equal-mass bins of a score on the selection draws).
+RENYI_BINS = (4, 8, 16)
+
+
+def bin_counts(edges: FloatArray, s: FloatArray) -> NDArray[np.int64]:
+    """Counts of scores s in the bins cut at ``edges`` (a score equal to an edge goes above it)."""
+    return np.bincount(np.searchsorted(edges, s, "right"), minlength=edges.size + 1)
+
+
+def renyi_bins(sp: FloatArray, sq: FloatArray, pair: int, score: int, gamma: float, orders: FloatArray,
+               claimed: FloatArray) -> Candidate | None:
+    """On the selection draws: the multi-bin Renyi test (bins of the score at equal-mass cuts of the
+    pooled draws, bin count in ``RENYI_BINS``, divergence direction, order) with the largest margin
+    of its lower bound (``multibin_renyi_lower`` at level ``gamma``) over the claim."""
+    pooled = np.concatenate([sp, sq])
+    best: Candidate | None = None
+    tried: set[tuple[float, ...]] = set()
+    for m in RENYI_BINS:
+        edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, m + 1)[1:-1], method="inverted_cdf"))
+        if edges.size < 2 or tuple(edges) in tried:  # two bins: the binary test's region, at a
+            continue  # better level; few distinct scores: the same bins again
+        tried.add(tuple(edges))
+        cp, cq = bin_counts(edges, sp), bin_counts(edges, sq)
+        sides = ((cp, sp.size, cq, sq.size), (cq, sq.size, cp, sp.size))
+        for direction, (k1, n1, k2, n2) in enumerate(sides):
+            larger = k1 / n1 > k2 / n2
+            if not larger.any() or larger.all():
+                continue
+            # a coarse search (fewer rounds: a lower bound still) is enough to rank the choices
+            vals = multibin_renyi_lower(k1, n1, k2, n2, larger, orders, gamma, rounds=5) - claimed
+            j = int(np.argmax(vals))
+            if best is None or vals[j] > best.value:
+                best = Candidate(float(vals[j]), pair, score, direction, 0.0, float(orders[j]),
+                                 edges=tuple(float(e) for e in edges),
+                                 larger=tuple(bool(x) for x in larger))
+    return best
+
+
+def evaluate_renyi_bins(c: Candidate, score: Score, sp: FloatArray, sq: FloatArray, gamma: float,
+                        n_tests: int, claimed: float) -> TestPoint:
+    """The multi-bin Renyi test chosen on the selection draws, on the evaluation draws: its 2m
+    one-sided bounds at level gamma / m each (2 gamma in all, as every test)."""
+    edges = np.asarray(c.edges, dtype=np.float64)
+    cp, cq = bin_counts(edges, sp), bin_counts(edges, sq)
+    k1, n1, k2, n2 = (cp, sp.size, cq, sq.size) if c.direction == 0 else (cq, sq.size, cp, sp.size)
+
+    def lower(g: float, rounds: int = 12) -> float:
+        return float(multibin_renyi_lower(k1, n1, k2, n2, c.larger, [c.order], g, rounds)[0])
+
+    low = lower(gamma)
+    # the p-value from a coarser search: a lower bound at each level, so the p-value is larger
+    level = stats.bisect_level(lambda g: lower(g, 5) > claimed)
+    first, second = ("M(data)", "M(data2)") if c.direction == 0 else ("M(data2)", "M(data)")
+    region = (f"{score.name} in {edges.size + 1} bins: Renyi D_{c.order:g}({first} || {second}) >= "
+              f"{low:.4g} (claim: <= {claimed:.4g})")
+    n = sp.size
+    return TestPoint(
+        pair=c.pair, direction=c.direction, region=region, objective="renyi", family="renyi", n=n,
+        rejections_null=0, rejections_alt=0, alpha=math.nan, beta=math.nan, alpha_lower=0.0,
+        alpha_upper=1.0, beta_lower=0.0, beta_upper=1.0, epsilon_lower=0.0, mu_lower=0.0,
+        claim_margin=low - claimed, p_value=min(1.0, 2 * n_tests * level), renyi_order=c.order,
+        renyi_lower=low)
 
 
 def halves(b: Batch) -> tuple[Batch, Batch]:

@@ -144,6 +144,9 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
         out.append(Score("output structure counts", lambda b: cats(_cats(b))))
     if p.values is None or q.values is None:
         return out
+    if not discrete and p.cats is not None and q.cats is not None and p.values.dtype.kind == "f":
+        out += _conditional_tail_scores(p, q)
+        out += _category_set_scores(p, q)
     d = p.values.shape[1]
     names = list(names) or ([f"y[{j}]" for j in range(d)] if d > 1 else ["y"])
     is_float = p.values.dtype.kind == "f"
@@ -178,6 +181,126 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
     if not discrete or d > 1:
         out.append(_fit_logistic_score(p.values, q.values, rng))
     return out
+
+
+#: Numbers per output (the first, second, ... present one) that get conditional tail scores.
+MAX_RANKS = 2
+
+
+def _nth_number(b: Batch, m: int) -> FloatArray:
+    """The m-th number present in each output (slot columns in order; NaN when it has fewer)."""
+    v = np.asarray(_vals(b)[:, : b.slots], dtype=np.float64)
+    present = ~np.isnan(v)
+    at = present & (np.cumsum(present, axis=1) == m + 1)
+    col = np.argmax(at, axis=1)
+    return np.where(at.any(axis=1), v[np.arange(v.shape[0]), col], np.nan)
+
+
+def _conditional_tail_scores(p: Batch, q: Batch) -> list[Score]:
+    """Joint regions over an output's structure and the numbers in it: for the m-th number y_m of
+    an output in structure category c, s = log((C_q + 1/2) / (C_p + 1/2)) with C counting the fit
+    draws of each input in category c with the m-th number at or below y_m (lower tail) or at or
+    above it (upper tail); outputs without an m-th number get their category's count ratio, unseen
+    categories 0. A region {s > t} is then a union over categories of tails with a high estimated
+    ratio, e.g. "answered at query k >= 6 with a value below ~1" for a sparse vector releasing noisy
+    answers, where single-coordinate thresholds see one category at a time."""
+    out: list[Score] = []
+    ranks = min(MAX_RANKS, p.slots, q.slots)
+    both_cats = np.concatenate([_cats(p), _cats(q)])
+    for m in range(ranks):
+        vp, vq = _nth_number(p, m), _nth_number(q, m)
+        if np.isnan(vp).all() and np.isnan(vq).all():
+            break
+        cats = np.unique(both_cats)
+        pooled = np.sort(np.concatenate([vp[~np.isnan(vp)], vq[~np.isnan(vq)]]))
+        label = "first" if m == 0 else f"number {m + 1}"
+        for side in ("lower", "upper"):
+            fn = _tail_table(cats, pooled, _cats(p), vp, _cats(q), vq, side == "lower", m)
+            out.append(Score(f"{label} number given the structure ({side} tail)", fn))
+    return out
+
+
+#: Sizes of the category sets (the categories most likely under one input) that get a threshold
+#: on their first number (Fibonacci-spaced, so few scores cover sets of every scale).
+CATEGORY_SET_SIZES = (1, 2, 3, 5, 8, 13, 21)
+
+
+def _category_set_scores(p: Batch, q: Batch) -> list[Score]:
+    """Joint regions over presence and value with one common threshold: the structure categories
+    holding a number are ordered by their fitted count ratio (smoothed as in ``_count_table``), and
+    for the first j of them (either ordering, j in ``CATEGORY_SET_SIZES``) the score is the output's
+    first number inside the set and +inf (or -inf) outside, so {s < t} (or {s > t}) is "in the set
+    and below (above) t". Category ratios rest on many draws, so these coarse regions are less
+    noisy than per-category tails (``_conditional_tail_scores``): e.g. "answered at one of the last
+    queries, with a value below t" for a sparse vector releasing noisy answers."""
+    cp, cq = _cats(p), _cats(q)
+    vp, vq = _nth_number(p, 0), _nth_number(q, 0)
+    numbered = np.unique(np.concatenate([cp[~np.isnan(vp)], cq[~np.isnan(vq)]]))
+    if numbered.size < 2:
+        return []
+    n_p = np.bincount(np.searchsorted(numbered, cp[np.isin(cp, numbered)]), minlength=numbered.size)
+    n_q = np.bincount(np.searchsorted(numbered, cq[np.isin(cq, numbered)]), minlength=numbered.size)
+    ratio = np.log((n_q + 0.5) / (n_p + 0.5))
+    out: list[Score] = []
+    for likely, order in (("data", np.argsort(ratio, kind="stable")),
+                          ("data2", np.argsort(-ratio, kind="stable"))):
+        for j in CATEGORY_SET_SIZES:
+            if j >= numbered.size:
+                break
+            members = np.sort(numbered[order[:j]])
+            for side, off in (("below", np.inf), ("above", -np.inf)):
+                out.append(Score(f"first number in the {j} structure(s) most likely under {likely} "
+                                 f"(regions: in them and {side} t)", _in_set(members, off)))
+    return out
+
+
+def _in_set(members: NDArray[np.int64], off: float) -> Callable[[Batch], FloatArray]:
+    def score(b: Batch) -> FloatArray:
+        v = _nth_number(b, 0)
+        inside = np.isin(_cats(b), members) & ~np.isnan(v)
+        return np.asarray(np.where(inside, v, off), dtype=np.float64)
+
+    return score
+
+
+def _tail_table(cats: NDArray[np.int64], pooled: FloatArray, cp: NDArray[np.int64], vp: FloatArray,
+                cq: NDArray[np.int64], vq: FloatArray, lower: bool, m: int) -> Callable[[Batch], FloatArray]:
+    """The fitted conditional tail score (see ``_conditional_tail_scores``): each draw becomes the
+    integer key (category index, rank of its number among the pooled fit numbers), so the counts
+    of draws in the same category on the same side are two binary searches."""
+    width = pooled.size + 2
+    side: Literal["left", "right"] = "right" if lower else "left"
+
+    Ints = NDArray[np.int64]
+
+    def keys(c: Ints, v: FloatArray) -> tuple[Ints, NDArray[np.bool_], NDArray[np.bool_]]:
+        ci = np.minimum(np.searchsorted(cats, c), cats.size - 1)
+        known = cats[ci] == c
+        r = np.searchsorted(pooled, np.nan_to_num(v), side).astype(np.int64)
+        has = ~np.isnan(v)
+        return ci * width + np.where(has, r + 1, 0), known, has
+
+    kp, _, hp = keys(cp, vp)
+    kq, _, hq = keys(cq, vq)
+    sp, sq = np.sort(kp[hp]), np.sort(kq[hq])
+    cat_p = np.bincount(np.searchsorted(cats, cp), minlength=cats.size)
+    cat_q = np.bincount(np.searchsorted(cats, cq), minlength=cats.size)
+
+    def count(srt: Ints, k: Ints, ci: Ints) -> Ints:
+        if lower:  # same category, number (rank) in [1, r]
+            return np.searchsorted(srt, k, "right") - np.searchsorted(srt, ci * width + 1, "left")
+        return np.searchsorted(srt, (ci + 1) * width, "left") - np.searchsorted(srt, k, "left")
+
+    def score(b: Batch) -> FloatArray:
+        c = _cats(b)
+        v = _nth_number(b, m)
+        k, known, has = keys(c, v)
+        ci = k // width
+        n_p = np.where(has, count(sp, k, ci), cat_p[ci]).astype(np.float64)
+        n_q = np.where(has, count(sq, k, ci), cat_q[ci]).astype(np.float64)
+        return np.asarray(np.where(known, np.log((n_q + 0.5) / (n_p + 0.5)), 0.0), dtype=np.float64)
+
+    return score
 
 
 def _bin(edges: FloatArray, v: NDArray[Any]) -> NDArray[np.int64]:
