@@ -27,9 +27,10 @@ from ._numeric import FloatArray
 from ._pldgrid import EPS_MACH, GridLaw
 
 U = EPS_MACH / 2.0
-#: Largest tail coefficient a source may carry: k copies cost about k * TAIL_CAP relative on delta;
-#: a node whose bound exceeds it is charged to the absolute slack instead.
-TAIL_CAP = 1e-9
+#: Largest tail coefficient a source may carry (k copies cost about k * TAIL_CAP relative on delta;
+#: ``self_compose`` falls back to the absolute charge when that is above TAIL_COMPOSED_MAX); a node
+#: whose bound exceeds it is charged to the absolute slack instead.
+TAIL_CAP = 1e-6
 
 
 def product_error(j: FloatArray, h: float) -> FloatArray:
@@ -119,11 +120,11 @@ def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
     held = np.append(held, law.inf)
     low = held - tb
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(low > 0, tb / low, np.inf)
-    t = min(TAIL_CAP, float(ratio.max())) if ratio.size else 0.0
+        ratio = np.where(low > 0, tb / low, 0.0)  # where low <= 0, all of tb is excess
+    t = min(TAIL_CAP, float(ratio.max()))
     excess = np.where(low > 0, np.maximum(tb - t * low, 0.0), tb)
     slack = base_slack + 2.0 * float(excess.sum()) * (1.0 + 1e-9)
     if not math.isfinite(slack) or slack >= law.slack:
         return law
     return GridLaw(law.h, law.offset, law.masses, law.inf, slack, True, law.rel, law.shift,
-                   law.top_mass, law.cut, law.tail + t)
+                   law.top_mass, law.cut, law.tail + t, law.slack)

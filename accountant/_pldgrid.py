@@ -58,6 +58,9 @@ SOURCE_TAIL = 1e-24
 #: on the delta that can be certified, like TAIL_BUDGET). Products above their share are split
 #: (``_split_conv``).
 ROUNDOFF_BUDGET = 1e-19
+#: Largest relative error on delta that k copies of a source's tail-relative charge may cost;
+#: above it the source's absolute charge is used (``GridLaw.fallback_slack``)
+TAIL_COMPOSED_MAX = 1e-4
 #: Convolutions with fewer than this many products are done directly rather than by FFT. Direct
 #: sums of non-negative terms err only relatively, and pessimistic laws carry relative errors
 #: through every level; optimistic laws fold them into the absolute slack at each coarsening, where
@@ -94,6 +97,9 @@ class GridLaw:
     #: at every loss l (atoms included), which errs delta by at most tail * delta (point 3 of the
     #: module docstring). Pessimistic laws only: truncation does not keep it for optimistic ones.
     tail: float = 0.0
+    #: a source's absolute charge that may replace its ``tail`` (``self_compose`` uses it when k
+    #: copies of the tail-relative charge would cost more than TAIL_COMPOSED_MAX relative)
+    fallback_slack: float | None = None
 
     @property
     def top(self) -> float:
@@ -712,6 +718,9 @@ def self_compose(law: GridLaw, k: int, max_level: int) -> GridLaw:
     max_level): its discretisation error, O(h^2), is used k/m times, so each level costs about the
     same as the first discretisation.
     """
+    if law.fallback_slack is not None and law.tail * k > TAIL_COMPOSED_MAX:
+        law = GridLaw(law.h, law.offset, law.masses, law.inf, law.fallback_slack, law.pessimistic,
+                      law.rel, law.shift, law.top_mass, law.cut)
     h0 = law.h
     result: GridLaw | None = None
     base = law

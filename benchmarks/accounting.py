@@ -258,7 +258,7 @@ def time_to_error(w: Workload, target: float, repeats: int,
 #: closed form. W5: Laplace inversion of the composed moment generating function in mpmath (30
 #: digits), which reproduces the issue-3 truth 21.5585364 at delta 1e-6. W3/W4: the same inversion
 #: in double precision with the subsampled Gaussian's MGF by 600-node Gauss-Legendre (remove
-#: direction; the add direction's delta at the result is below 1e-25), which reproduces the issue-3
+#: direction; the add direction's delta at the result is below delta), which reproduces the issue-3
 #: truths 1.8282367, 6.1877124 and 6.7326941 at delta 1e-5 to within 5e-8. W2 (exact k-fold
 #: Laplace, ``references.LaplaceRef``) did not finish on the shared machine: no truth.
 TAIL_TRUTHS: dict[tuple[str, float], float] = {
