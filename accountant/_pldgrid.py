@@ -58,6 +58,10 @@ SOURCE_TAIL = 1e-24
 #: on the delta that can be certified, like TAIL_BUDGET). Products above their share are split
 #: (``_split_conv``).
 ROUNDOFF_BUDGET = 1e-19
+#: Longest convolution whose FFT remainder is split a second time when above its budget
+#: (``_split_conv``): it doubles the cost, which very long laws (pure DP subsampled and composed
+#: hundreds of times: 7e5 points) do not repay.
+REFINE_MAX_POINTS = 2 ** 18
 #: Largest relative error on delta that k copies of a source's tail-relative charge may cost;
 #: above it the source's absolute charge is used (``GridLaw.fallback_slack``)
 TAIL_COMPOSED_MAX = 1e-4
@@ -646,7 +650,7 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
         err_l2 = _fft_sum_bound([(a, bb)], nf)
         if math.sqrt(nf) * err_l2 <= budget:
             return _fft_sum([(a, bb)], n), 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
-    return _split_conv(a, b, n, budget if refine else None)
+    return _split_conv(a, b, n, budget if refine and n <= REFINE_MAX_POINTS else None)
 
 
 def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.0) -> GridLaw:
