@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft as sfft
 
-from ._numeric import FloatArray
+from ._numeric import FloatArray, lower_convex_hull
 
 EPS_MACH = float(np.finfo(np.float64).eps)
 #: Q-mass below which a tail of a composed law is truncated (pessimistic: moved to +inf or up to
@@ -277,31 +277,34 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     cprev = np.concatenate([[0.0], c[:-1]])
     sc = np.concatenate([(c - cprev) / (xs - xprev), [0.0]])
     jumps = m / xs - np.diff(sc)
-    jumps = _convexify(xs, jumps)
+    jumps, hull_err = _convexify(xs, jumps)
     masses = xs * jumps
     neg = float(-masses[masses < 0].sum())
     masses = np.maximum(masses, 0.0)
-    err = neg + 8.0 * EPS_MACH * float(m.sum())
+    err = neg + 8.0 * EPS_MACH * float(m.sum()) + hull_err
     return GridLaw(h, j0, masses, inf, slack + err, False, 0.0, shift)
 
 
-def _convexify(xs: FloatArray, jumps: FloatArray) -> FloatArray:
+def _convexify(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
     """Lower convex hull of a piecewise-linear function given by its slope jumps at ``xs`` (its
     value at 0 fixed): each vertex with a negative jump (a concave kink) is replaced by the chord of
-    its kept neighbours, which lowers the function; non-adjacent ones are removed at once."""
+    its kept neighbours, which lowers the function; non-adjacent ones are removed at once. Long
+    runs of adjacent concave kinks would take one pass per kink: after CONVEXIFY_PASSES passes the
+    hull of the kept vertices is taken at once (``_hull_jumps``). Returns the jumps and a bound on
+    the hull's round-off as an error on delta (0 when the passes converged)."""
     j = jumps.copy()
     kept = np.ones(j.size, dtype=bool)
-    for _ in range(100_000):
+    for _ in range(CONVEXIFY_PASSES):
         idx = np.flatnonzero(kept)
         neg = j[idx] < 0.0
         if not neg.any():
-            return np.asarray(j, dtype=np.float64)
+            return np.asarray(j, dtype=np.float64), 0.0
         prev_neg = np.concatenate([[False], neg[:-1]])
         pos = np.flatnonzero(neg & ~prev_neg & (np.arange(idx.size) < idx.size - 1))
         if pos.size == 0:
             # only the last node is left (a rounding-level negative): clipped by the caller,
             # which adds it to the slack
-            return np.asarray(j, dtype=np.float64)
+            return np.asarray(j, dtype=np.float64), 0.0
         cur = idx[pos]
         right = idx[pos + 1]
         left_pos = pos - 1
@@ -314,7 +317,31 @@ def _convexify(xs: FloatArray, jumps: FloatArray) -> FloatArray:
         j += np.bincount(right, weights=share * (1.0 - w), minlength=j.size)
         j[cur] = 0.0
         kept[cur] = False
-    raise RuntimeError("optimistic discretisation: convex hull did not converge")
+    # the values are sums of at most 2 n terms of size <= sum |j| xs (recursive summation: error
+    # below 2 n u of it [@higham2002accuracy, Sec. 4.2]), and the hull's choices only lower them
+    return _hull_jumps(xs, j, kept), 4.0 * j.size * EPS_MACH * float(np.sum(np.abs(j) * xs))
+
+
+#: vectorised passes of ``_convexify`` before it takes the hull vertex by vertex
+CONVEXIFY_PASSES = 64
+
+
+def _hull_jumps(xs: FloatArray, jumps: FloatArray, kept: FloatArray) -> FloatArray:
+    """The slope jumps of the lower convex hull, over 0 and the kept nodes, of the function of
+    ``_convexify`` (slope -sum_{xs_i > y} jumps_i, flat beyond the last node), by Andrew's
+    monotone chain. Its values above the flat end are sums from the top (each node's is the
+    next one's plus the segment's drop), so small values near the top keep their digits."""
+    idx = np.flatnonzero(kept)
+    jk, xk = jumps[idx], xs[idx]
+    slope = np.cumsum(jk[::-1])[::-1]  # -(slope) left of each kept node
+    drops = np.diff(xk) * slope[1:]
+    f = np.concatenate([np.cumsum(drops[::-1])[::-1], [0.0]])
+    hx, hy = lower_convex_hull(np.concatenate([[0.0], xk]),
+                               np.concatenate([[f[0] + xk[0] * slope[0]], f]))
+    slopes = np.concatenate([np.diff(hy) / np.diff(hx), [0.0]])
+    out = np.zeros(jumps.size)
+    out[np.searchsorted(xs, hx[1:])] = np.diff(slopes)
+    return out
 
 
 def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: FloatArray,

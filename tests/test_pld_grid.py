@@ -89,3 +89,31 @@ def test_w1_bracket_width_is_at_most_twice_the_upper_excess() -> None:
     lo, up = pld.epsilon_bracket(1e-5)
     assert lo <= truth <= up
     assert up - lo <= 2 * (up - truth)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=60), st.floats(0.05, 2.0))
+def test_hull_fallback_equals_the_passes_and_lies_below(raw: list[float], h: float) -> None:
+    # a function F(y) = F(0) - sum_i jumps_i min(y, xs_i), flat beyond the last node, with many
+    # adjacent concave kinks; its lower convex hull by the passes and by the monotone chain
+    from accountant import _pldgrid as grid
+
+    xs = np.exp(np.arange(len(raw)) * h)
+    jumps = np.asarray(raw) / xs
+    jumps[-1] = abs(jumps[-1]) + 1.0 / xs[-1]
+
+    def values(j: np.ndarray) -> np.ndarray:
+        return np.array([-float(np.sum(j * np.minimum(y, xs))) for y in xs])
+
+    by_passes, _ = grid._convexify(xs, jumps.copy())
+    saved = grid.CONVEXIFY_PASSES
+    try:
+        grid.CONVEXIFY_PASSES = 0
+        by_chain, err_chain = grid._convexify(xs, jumps.copy())
+    finally:
+        grid.CONVEXIFY_PASSES = saved
+    assert err_chain > 0.0
+    scale = float(np.sum(np.abs(jumps) * xs))
+    assert np.allclose(values(by_chain), values(by_passes), rtol=0.0, atol=1e-12 * scale)
+    assert (values(by_chain) <= values(jumps) + err_chain).all()
+    assert (by_chain[:-1] >= -1e-12 * scale / xs[:-1]).all()  # convex: no concave kink left
