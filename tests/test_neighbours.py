@@ -42,7 +42,8 @@ def test_random_search_pairs() -> None:
 def test_pattern_search_finds_noisy_max_value_bug() -> None:
     mech = examples.ReportNoisyMax(1.0, "laplace", return_value=True)
     r = verify.audit(mech, verify.PatternSearch(5), PureDP(1.0), samples=40_000, seed=0, floating_point=False)
-    assert r.violation and r.candidate_pairs == 8 and r.n_tests == 1  # only the pair screening shows can win is tested (af0cf90)
+    # only the pair screening shows can win is tested (af0cf90)
+    assert r.violation and r.candidate_pairs == 8 and r.n_tests == 1
 
 
 def test_random_search_finds_wrong_sensitivity() -> None:
