@@ -267,23 +267,48 @@ class PLD(Guarantee):
         return cache[key]
 
     # ----- Guarantee interface ---------------------------------------------------------------
+    def _direction_delta(self, d: Direction, eps: float) -> float:
+        """A sound upper bound on the delta(eps) of direction d. The "add" directions are first
+        bounded on a coarse grid; the fine law is built only when that bound exceeds the "remove"
+        value, and then the smaller of the two (both are upper bounds) is used, so that the result
+        never exceeds the coarse bound (``epsilon`` relies on it)."""
+        if d == "remove":
+            return self.law(d).delta(eps)
+        coarse = self.law(d, coarse=True).delta(eps) if self._grid[1] >= 2 else math.inf
+        if coarse <= self.law("remove").delta(eps):
+            return coarse
+        return min(coarse, self.law(d).delta(eps))
+
     def _delta(self, eps: float) -> float:
-        # the "add" direction is first bounded on a coarse grid: when that bound is already below
-        # the "remove" value, the maximum is the latter and the fine "add" law is never built
-        best = self.law("remove").delta(eps)
+        return max(self._direction_delta(d, eps) for d in self.directions)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
+        largest of the directions' epsilons (delta(eps) is their profiles' maximum). The "remove"
+        direction is solved first; another direction is solved on its fine grid only when its
+        coarse bound at that epsilon exceeds delta (otherwise its epsilon is no larger)."""
+        delta = check_real("delta", delta, low=0.0, high=1.0)
+        if delta < self._delta_at_infinity():
+            return math.inf
+        best = smallest_epsilon(lambda e: _clip01(self.law("remove").delta(e)), delta)
         for d in self.directions[1:]:
-            if self._grid[1] < 2 or self.law(d, coarse=True).delta(eps) > best:
-                best = max(best, self.law(d).delta(eps))
+            if math.isinf(best):
+                break
+            if self._grid[1] >= 2 and self.law(d, coarse=True).delta(best) <= delta:
+                continue
+            def profile(e: float, d: Direction = d) -> float:
+                return _clip01(self._direction_delta(d, e))
+
+            best = max(best, smallest_epsilon(profile, delta, eps_low=best))
         return best
 
     def _worst_direction(self, eps: float) -> Direction:
         worst: Direction = "remove"
         value = self.law("remove").delta(eps)
         for d in self.directions[1:]:
-            if self._grid[1] < 2 or self.law(d, coarse=True).delta(eps) > value:
-                v = self.law(d).delta(eps)
-                if v > value:
-                    worst, value = d, v
+            v = self._direction_delta(d, eps)
+            if v > value:
+                worst, value = d, v
         return worst
 
     def _delta_at_infinity(self) -> float:
@@ -330,6 +355,10 @@ class PLD(Guarantee):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+def _clip01(x: float) -> float:
+    return min(1.0, max(0.0, x))
 
 
 def _lower_end(opt: GridLaw, delta: float, upper: float) -> float:

@@ -143,6 +143,47 @@ def test_asymmetric_pmfs_two_fold_against_product() -> None:
     assert pld.directions == ("remove", "add")
 
 
+def _multinomial_pair(p: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k-fold product of (p, q) on 3 outcomes, grouped by outcome counts (losses depend only
+    on them): exact probabilities of each count vector under both laws."""
+    logs_p, logs_q = [], []
+    for a in range(k + 1):
+        for b in range(k + 1 - a):
+            c = k - a - b
+            lm = math.lgamma(k + 1) - math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(c + 1)
+            logs_p.append(lm + a * math.log(p[0]) + b * math.log(p[1]) + c * math.log(p[2]))
+            logs_q.append(lm + a * math.log(q[0]) + b * math.log(q[1]) + c * math.log(q[2]))
+    return np.exp(logs_p), np.exp(logs_q)
+
+
+@pytest.mark.parametrize("flip", [False, True], ids=["remove-worst", "add-worst"])
+def test_epsilon_is_the_largest_direction_epsilon(flip: bool) -> None:
+    # an asymmetric pair composed 60 times (grid levels >= 2: the "add" direction is screened on
+    # a coarse grid); in one orientation "remove" attains the maximum, in the other "add"
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.3, 0.3])
+    if flip:
+        p, q = q, p
+    k, delta = 60, 1e-4
+    pld = PLD.from_pmfs(p, q).self_compose(k)
+    assert pld._grid[1] >= 2
+    pp, qq = _multinomial_pair(p, q, k)
+
+    def exact(e: float) -> float:
+        return max(_hockey_stick(pp, qq, e), _hockey_stick(qq, pp, e))
+
+    lo_e, hi_e = 0.0, 30.0
+    for _ in range(100):
+        mid = 0.5 * (lo_e + hi_e)
+        lo_e, hi_e = (mid, hi_e) if exact(mid) > delta else (lo_e, mid)
+    lo, up = pld.epsilon_bracket(delta)
+    assert lo <= lo_e and hi_e <= up and up - hi_e < 1e-4
+    assert pld.delta(up) <= delta  # the same profile as delta()
+    worst = "add" if exact(hi_e) > _hockey_stick(pp, qq, hi_e) else "remove"
+    assert worst == ("add" if flip else "remove")
+    # the fine "add" law is built only when that direction may attain the maximum
+    assert (("add", True, False) in pld.__dict__["_law_cache"]) == flip
+
+
 def test_from_tradeoff_callable_uses_envelope_and_chords() -> None:
     mu = 1.0
     f = CallableTradeoff(lambda a: GaussianTradeoff(mu)(a))
