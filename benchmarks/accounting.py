@@ -5,7 +5,8 @@ Workloads (sensitivity 1; delta = 1e-5 unless stated):
   W3 DP-SGD q = 0.01, sigma = 1, T = 1000 and 10000; W4 DP-SGD q = 0.004, sigma = 1.1, T = 100000;
   W5 50 Gaussian (sigma 3) + 50 Laplace (b 5) + 20 randomized response (eps 0.5), delta = 1e-6.
 Reference epsilons come from independent high-precision computations (issue 3), to 7 decimals
-(W1: the closed form, to 15 digits): errors below ~5e-8 are not resolved on W2-W5.
+(W1: the closed form, W2: the exact k-fold Laplace profile of ``accounting_truths.py``, to 15
+digits): errors below ~5e-8 are not resolved on W3-W5.
 
 dpcert is timed twice: its upper bound alone (``epsilon``) and its full bracket
 (``epsilon_bracket``, both discretisations), at the default tol; "width/(up-tr)" is the bracket's
@@ -59,7 +60,7 @@ class Workload:
 
 WORKLOADS = (
     Workload("W1 Gaussian x100", 1e-5, 9.997256146434326, gaussians=((5.0, 100),)),  # closed form
-    Workload("W2 Laplace x100", 1e-5, 4.2203473, laplaces=((10.0, 100),)),
+    Workload("W2 Laplace x100", 1e-5, 4.22034732508036, laplaces=((10.0, 100),)),  # exact profile
     Workload("W3 DP-SGD T=1e3", 1e-5, 1.8282367, dpsgd=(0.01, 1.0, 1000)),
     Workload("W3 DP-SGD T=1e4", 1e-5, 6.1877124, dpsgd=(0.01, 1.0, 10000)),
     Workload("W4 DP-SGD T=1e5", 1e-5, 6.7326941, dpsgd=(0.004, 1.1, 100000)),
@@ -259,12 +260,16 @@ def time_to_error(w: Workload, target: float, repeats: int,
 #: digits), which reproduces the issue-3 truth 21.5585364 at delta 1e-6. W3/W4: the same inversion
 #: in double precision with the subsampled Gaussian's MGF by 600-node Gauss-Legendre (remove
 #: direction; the add direction's delta at the result is below delta), which reproduces the issue-3
-#: truths 1.8282367, 6.1877124 and 6.7326941 at delta 1e-5 to within 5e-8. W2 (exact k-fold
-#: Laplace, ``references.LaplaceRef``) did not finish on the shared machine: no truth.
+#: truths 1.8282367, 6.1877124 and 6.7326941 at delta 1e-5 to within 5e-8. W2: the exact k-fold
+#: Laplace profile (``accounting_truths.LaplaceKFold``, mpmath at 150 digits confirmed at 250),
+#: which reproduces the issue-3 truth 4.2203473 at delta 1e-5 (4.22034732508036).
 TAIL_TRUTHS: dict[tuple[str, float], float] = {
     ("W1 Gaussian x100", 1e-10): 14.274089645078039,
     ("W1 Gaussian x100", 1e-12): 15.641125779461042,
     ("W1 Gaussian x100", 1e-15): 17.479458492636276,
+    ("W2 Laplace x100", 1e-10): 6.179596467845251,
+    ("W2 Laplace x100", 1e-12): 6.768616190059566,
+    ("W2 Laplace x100", 1e-15): 7.525961467079554,
     ("W3 DP-SGD T=1e3", 1e-10): 3.2904437508925914,
     ("W3 DP-SGD T=1e3", 1e-12): 3.9142981560346506,
     ("W3 DP-SGD T=1e3", 1e-15): 4.854537750602173,
