@@ -45,6 +45,9 @@ from scipy import fft as sfft
 from ._numeric import FloatArray, lower_convex_hull
 
 EPS_MACH = float(np.finfo(np.float64).eps)
+#: machine epsilon of numpy's long double (x87 extended on x86-64; double elsewhere, where the
+#: bounds using it revert to double precision's)
+EPS_EXT = float(np.finfo(np.longdouble).eps)
 #: Q-mass below which a tail of a composed law is truncated (pessimistic: moved to +inf or up to
 #: the lowest kept point; optimistic: dropped). Sound either way; this only sets the tightness.
 TAIL_MASS = 1e-19
@@ -288,10 +291,12 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
 def _convexify(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
     """Lower convex hull of a piecewise-linear function given by its slope jumps at ``xs`` (its
     value at 0 fixed): each vertex with a negative jump (a concave kink) is replaced by the chord of
-    its kept neighbours, which lowers the function; non-adjacent ones are removed at once. Long
-    runs of adjacent concave kinks would take one pass per kink: after CONVEXIFY_PASSES passes the
-    hull of the kept vertices is taken at once (``_hull_jumps``). Returns the jumps and a bound on
-    the hull's round-off as an error on delta (0 when the passes converged)."""
+    its kept neighbours, which lowers the function; every other kink of each run of adjacent ones
+    is removed at once (a run of r kinks takes about log2(r) passes; before, one pass per kink,
+    and lattice laws on fine grids have runs of hundreds). If kinks remain after
+    CONVEXIFY_PASSES passes the hull of the kept vertices is taken at once (``_hull_jumps``).
+    Returns the jumps and a bound on the hull's round-off as an error on delta (0 when the passes
+    converged)."""
     j = jumps.copy()
     kept = np.ones(j.size, dtype=bool)
     for _ in range(CONVEXIFY_PASSES):
@@ -299,8 +304,12 @@ def _convexify(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
         neg = j[idx] < 0.0
         if not neg.any():
             return np.asarray(j, dtype=np.float64), 0.0
-        prev_neg = np.concatenate([[False], neg[:-1]])
-        pos = np.flatnonzero(neg & ~prev_neg & (np.arange(idx.size) < idx.size - 1))
+        # every other kink of each run of adjacent concave kinks (its 1st, 3rd, ...): their kept
+        # neighbours stay, so the chords are independent and a run halves at each pass
+        ar = np.arange(idx.size)
+        run_start = np.maximum.accumulate(np.where(neg & ~np.concatenate([[False], neg[:-1]]),
+                                                   ar, 0))
+        pos = np.flatnonzero(neg & ((ar - run_start) % 2 == 0) & (ar < idx.size - 1))
         if pos.size == 0:
             # only the last node is left (a rounding-level negative): clipped by the caller,
             # which adds it to the slack
@@ -317,9 +326,11 @@ def _convexify(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
         j += np.bincount(right, weights=share * (1.0 - w), minlength=j.size)
         j[cur] = 0.0
         kept[cur] = False
-    # the values are sums of at most 2 n terms of size <= sum |j| xs (recursive summation: error
-    # below 2 n u of it [@higham2002accuracy, Sec. 4.2]), and the hull's choices only lower them
-    return _hull_jumps(xs, j, kept), 4.0 * j.size * EPS_MACH * float(np.sum(np.abs(j) * xs))
+    # the values are sums of at most 2 n terms of size <= sum |j| xs, summed in extended precision
+    # (recursive summation: error below 2 n u_ext of it [@higham2002accuracy, Sec. 4.2]) and
+    # rounded to double (u of it); the hull's choices only lower them
+    bound = 4.0 * j.size * EPS_EXT + 4.0 * EPS_MACH
+    return _hull_jumps(xs, j, kept), bound * float(np.sum(np.abs(j) * xs))
 
 
 #: vectorised passes of ``_convexify`` before it takes the hull vertex by vertex
@@ -330,14 +341,16 @@ def _hull_jumps(xs: FloatArray, jumps: FloatArray, kept: FloatArray) -> FloatArr
     """The slope jumps of the lower convex hull, over 0 and the kept nodes, of the function of
     ``_convexify`` (slope -sum_{xs_i > y} jumps_i, flat beyond the last node), by Andrew's
     monotone chain. Its values above the flat end are sums from the top (each node's is the
-    next one's plus the segment's drop), so small values near the top keep their digits."""
+    next one's plus the segment's drop), so small values near the top keep their digits; they are
+    summed in long double (``EPS_EXT``)."""
     idx = np.flatnonzero(kept)
-    jk, xk = jumps[idx], xs[idx]
+    jk, xk = jumps[idx].astype(np.longdouble), xs[idx].astype(np.longdouble)
     slope = np.cumsum(jk[::-1])[::-1]  # -(slope) left of each kept node
     drops = np.diff(xk) * slope[1:]
     f = np.concatenate([np.cumsum(drops[::-1])[::-1], [0.0]])
-    hx, hy = lower_convex_hull(np.concatenate([[0.0], xk]),
-                               np.concatenate([[f[0] + xk[0] * slope[0]], f]))
+    first = f[0] + xk[0] * slope[0]
+    hx, hy = lower_convex_hull(np.concatenate([[0.0], xs[idx]]),
+                               np.concatenate([[first], f]).astype(np.float64))
     slopes = np.concatenate([np.diff(hy) / np.diff(hx), [0.0]])
     out = np.zeros(jumps.size)
     out[np.searchsorted(xs, hx[1:])] = np.diff(slopes)

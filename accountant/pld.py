@@ -261,8 +261,14 @@ class PLD(Guarantee):
                 h, max_level = 4 * h, max_level - 2
             # a tail cut from each of the n mechanisms adds at most n * tail to delta
             tail = min(SOURCE_TAIL_MAX, SOURCE_TAIL_BUDGET / self.steps)
-            laws = [self_compose(d.discretize(h, pessimistic, tail), c, max_level)
-                    for d, c in self._sources(direction, pessimistic)]
+            sources = self._sources(direction, pessimistic)
+            # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
+            # h 2^min(floor(log2(c) / 2), max_level)); a mechanism run once is discretised on it
+            # directly (one discretisation error instead of two, and a shorter source)
+            coarsest = h * 2 ** max(min((c.bit_length() - 1) // 2, max_level) for _, c in sources)
+            laws = [self_compose(d.discretize(coarsest if c == 1 else h, pessimistic, tail), c,
+                                 max_level)
+                    for d, c in sources]
             cache[key] = compose_laws(laws)
         return cache[key]
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant import GDP, PLD, compose
+from accountant import GDP, PLD, PureDP, compose
 from accountant._pldgrid import GridLaw, to_grid
 from accountant.pairs import GaussianPair, _pmf_direction
 
@@ -89,6 +89,39 @@ def test_w1_bracket_width_is_at_most_twice_the_upper_excess() -> None:
     lo, up = pld.epsilon_bracket(1e-5)
     assert lo <= truth <= up
     assert up - lo <= 2 * (up - truth)
+
+
+def test_w5_bracket_lower_end_is_tight() -> None:
+    # W5 of the accounting benchmark (truth from an independent computation, issue 3): the
+    # optimistic law of 20-fold randomized response on a fine grid has long runs of concave kinks;
+    # the hull's round-off charge (n u in double precision) made truth - lower 3.2e-5
+    pld = compose([PLD.gaussian(3.0).self_compose(50), PLD.laplace(5.0).self_compose(50),
+                   compose([PureDP(0.5)] * 20, method="pld")], method="pld")
+    lo, up = pld.epsilon_bracket(1e-6)
+    truth = 21.5585364
+    assert lo <= truth <= up + 1e-7
+    assert truth - lo < 1e-5
+
+
+def test_convexify_halves_runs_of_concave_kinks() -> None:
+    # a function concave over 2000 nodes, then a steep drop: one pass per kink would not converge
+    # within CONVEXIFY_PASSES; removing every other kink of a run does (no hull charge)
+    from accountant import _pldgrid as grid
+
+    n, h = 2000, 1e-3
+    xs = np.exp(np.arange(n) * h)
+    jumps = np.full(n, -1e-6) / xs
+    jumps[-1] = 1.0 / xs[-1]
+    out, err = grid._convexify(xs, jumps.copy())
+    assert err == 0.0
+    assert (out >= 0.0).all() and out[-1] > 0.0
+    saved = grid.CONVEXIFY_PASSES
+    try:
+        grid.CONVEXIFY_PASSES = 0
+        by_chain, _ = grid._convexify(xs, jumps.copy())
+    finally:
+        grid.CONVEXIFY_PASSES = saved
+    assert np.allclose(out * xs, by_chain * xs, rtol=0.0, atol=1e-12)
 
 
 @settings(max_examples=30, deadline=None)
