@@ -755,12 +755,12 @@ def to_grid(law: GridLaw, h: float) -> GridLaw:
     return coarsen(law, factor)
 
 
-def self_compose(law: GridLaw, k: int, max_level: int) -> GridLaw:
+def self_compose(law: GridLaw, k: int, max_level: int, delay: int = 0) -> GridLaw:
     """k-fold composition by repeated squaring (O(N log N log k)).
 
-    The object standing for m copies is moved to a grid of width h0 * 2^min(floor(log2(m)/2),
-    max_level): its discretisation error, O(h^2), is used k/m times, so each level costs about the
-    same as the first discretisation.
+    The object standing for m copies is moved to a grid of width h0 * 2^min(floor((log2(m) -
+    delay)/2), max_level): its discretisation error, O(h^2), is used k/m times, so each level costs
+    about the same as the first discretisation (``delay`` squarings later: a quarter of it).
     """
     if law.fallback_slack is not None and law.tail * k > TAIL_COMPOSED_MAX:
         law = GridLaw(law.h, law.offset, law.masses, law.inf, law.fallback_slack, law.pessimistic,
@@ -786,7 +786,7 @@ def self_compose(law: GridLaw, k: int, max_level: int) -> GridLaw:
         m *= 2
         # a tail dropped here is used k/m times: keep each level's share of delta near TAIL_BUDGET
         base = convolve(base, base, TAIL_BUDGET * m / (64 * k), share * m / k)
-        level = min(int(math.log2(m)) // 2, max_level)
+        level = min(max(int(math.log2(m)) - delay, 0) // 2, max_level)
         target = h0 * 2 ** level
         if target > base.h:
             base = to_grid(base, target)
