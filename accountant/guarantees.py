@@ -9,6 +9,7 @@ sound lower bound).
 from __future__ import annotations
 
 import math
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -221,7 +222,8 @@ def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:
     Kamath & Steinke [@canonne2020discrete, Prop. 12] and Asoodeh et al. [@asoodeh2021three]:
     delta = exp((a-1)(rdp_eps - eps)) / a * (1 - 1/a)^(a-1); at order infinity RDP is pure
     rdp_eps-DP and delta is its profile. Rounded up: the exponent is raised by a bound on its
-    rounding error (8 ulps of each term; log1p(-1/a) contributes a/(a-1) ulps near a = 1)."""
+    rounding error (8 ulps of each term; log1p(-1/a) contributes a/(a-1) ulps near a = 1); below
+    the normal range, where a relative margin is lost, by one subnormal step (never 0)."""
     a = order
     if rdp_eps == math.inf:
         return 1.0
@@ -231,7 +233,8 @@ def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:
     t2 = (a - 1.0) * math.log1p(-1.0 / a)
     t3 = math.log(a)
     err = 8.0 * _U * (abs(t1) + abs(t2) + abs(t3) + a)
-    return math.exp(min(t1 + t2 - t3 + err, 0.0)) * (1.0 + 4.0 * _U)
+    d = math.exp(min(t1 + t2 - t3 + err, 0.0)) * (1.0 + 4.0 * _U)
+    return d if d >= sys.float_info.min else math.nextafter(d, math.inf)
 
 
 def rdp_epsilon(order: float, rdp_eps: float, delta: float) -> float:
@@ -254,7 +257,9 @@ def rdp_classic_epsilon(order: float, rdp_eps: float, delta: float) -> float:
     return math.nextafter(rdp_eps + t + 8.0 * _U * (rdp_eps + t), math.inf)
 
 
+#: Orders searched for a curve given as a function: 1 + e^t for t in [_MIN_LOG_ORDER, log _MAX_ORDER].
 _MAX_ORDER = 1e6
+_MIN_LOG_ORDER = -12.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -301,9 +306,9 @@ class RDP(Guarantee):
         from scipy import optimize  # imported on use: scipy.optimize is slow to import
 
         res = optimize.minimize_scalar(lambda t: objective(1.0 + math.exp(t)),
-                                       bounds=(-12.0, math.log(_MAX_ORDER)), method="bounded",
+                                       bounds=(_MIN_LOG_ORDER, math.log(_MAX_ORDER)), method="bounded",
                                        options={"xatol": 1e-10})
-        grid = [1.0 + math.exp(t) for t in np.linspace(-12.0, math.log(_MAX_ORDER), 60)]
+        grid = [1.0 + math.exp(t) for t in np.linspace(_MIN_LOG_ORDER, math.log(_MAX_ORDER), 60)]
         return min(float(res.fun), *(objective(o) for o in grid))
 
     def _delta(self, eps: float) -> float:
@@ -341,16 +346,35 @@ class ZCDP(Guarantee):
         rho = self.rho
         return RDP.from_curve(lambda a: sum_up([rho], [a]))
 
+    def _optimal_order(self, eps: float) -> float:
+        """The order minimising the conversion ``rdp_delta(a, rho a, eps)``, within the orders the
+        RDP conversion searches. Its exponent g(a) = (a-1)(rho a - eps) + (a-1) log(1 - 1/a) - log a
+        [@canonne2020discrete, Prop. 12] has g'(a) = rho (2a - 1) - eps + log(1 - 1/a), increasing
+        (g'' = 2 rho + 1/(a^2 (a-1)) > 0), so the minimiser is the root of g', found by bisection in
+        log(a - 1). Any order gives a valid delta: the root's accuracy affects tightness only."""
+        lo, hi = _MIN_LOG_ORDER, math.log(_MAX_ORDER)
+        for _ in range(64):
+            mid = 0.5 * (lo + hi)
+            a = 1.0 + math.exp(mid)
+            if self.rho * (2.0 * a - 1.0) - eps + math.log1p(-1.0 / a) < 0.0:
+                lo = mid
+            else:
+                hi = mid
+        return 1.0 + math.exp(0.5 * (lo + hi))
+
     def _delta(self, eps: float) -> float:
         if self.rho == 0.0:
             return 0.0
-        return self.to_rdp()._delta(eps)
+        a = self._optimal_order(eps)
+        return rdp_delta(a, sum_up([self.rho], [a]), eps)
 
     def epsilon(self, delta: float) -> float:
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if self.rho == 0.0:
             return 0.0
-        return self.to_rdp().epsilon(delta)
+        eps = super().epsilon(delta)  # the smallest eps whose delta (at its best order) is <= delta
+        # beyond the doubles' range of eps (huge rho), the RDP conversion's finite eps, if any
+        return eps if eps < math.inf else self.to_rdp().epsilon(delta)
 
     @cached_property
     def tradeoff(self) -> ProfileTradeoff:

@@ -189,6 +189,34 @@ def test_tight_rdp_conversion_beats_classic_and_is_sound() -> None:
         assert tight >= GDP(1.0).epsilon(delta)  # GDP is exact for the Gaussian: RDP can't beat it
 
 
+@pytest.mark.parametrize(("rho", "eps"), [(0.5, 1.0), (0.3, 0.0), (1e-3, 3.0), (4.0, 0.1), (3.0, 0.14),
+                                         (0.05, 2.0), (2.0, 8.0), (1e-5, 0.5)])
+def test_zcdp_delta_is_the_minimised_conversion_and_sound(rho: float, eps: float) -> None:
+    # delta(eps) = min_a exp((a-1)(rho a - eps)) (1 - 1/a)^(a-1) / a [@canonne2020discrete, Prop. 12]
+    # over the searched orders a = 1 + e^t, t in [-12, log 1e6], minimised by golden section in
+    # mpmath (the exponent is convex in a); the Gaussian mechanism is exactly rho-zCDP, so its
+    # exact profile is below
+    def log_delta(t: mp.mpf) -> mp.mpf:
+        a = 1 + mp.exp(t)
+        return (a - 1) * (rho * a - eps) + (a - 1) * mp.log(1 - 1 / a) - mp.log(a)
+
+    with mp.workdps(40):
+        lo, hi = mp.mpf(-12), mp.log(mp.mpf(10) ** 6)
+        r = (mp.sqrt(5) - 1) / 2
+        for _ in range(300):
+            m1, m2 = hi - r * (hi - lo), lo + r * (hi - lo)
+            if log_delta(m1) < log_delta(m2):
+                hi = m2
+            else:
+                lo = m1
+        truth = mp.exp(log_delta((lo + hi) / 2))
+        got = ZCDP(rho).delta(eps)
+        assert mp.mpf(got) >= truth  # rounded up
+        # and the minimum, not an order near it (below the normal range: a few subnormal steps)
+        assert mp.mpf(got) <= truth * (1 + mp.mpf(1e-9)) + mp.mpf(2) ** -1070
+    assert got >= GDP(math.sqrt(2 * rho)).delta(eps)
+
+
 def test_zcdp_to_approx_dp_matches_mpmath_minimisation() -> None:
     rho, delta = 0.3, 1e-6
     # eps = min_a rho a + log(1 - 1/a) - (log delta + log a)/(a - 1), minimised with mpmath
