@@ -210,10 +210,12 @@ def renyi_bins(sp: FloatArray, sq: FloatArray, pair: int, score: int, gamma: flo
     pooled draws, bin count in ``RENYI_BINS``, divergence direction, order) with the largest margin
     of its lower bound (``multibin_renyi_lower`` at level ``gamma``) over the claim."""
     pooled = np.concatenate([sp, sq])
+    low = pooled.min()
     best: Candidate | None = None
     tried: set[tuple[float, ...]] = set()
     for m in RENYI_BINS:
         edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, m + 1)[1:-1], method="inverted_cdf"))
+        edges = edges[edges > low]  # a cut at the least score leaves a bin below it empty
         if edges.size < 2 or tuple(edges) in tried:  # two bins: the binary test's region, at a
             continue  # better level; few distinct scores: the same bins again
         tried.add(tuple(edges))
