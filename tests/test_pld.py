@@ -23,6 +23,7 @@ from accountant import (
     compose,
     pld_from_guarantee,
 )
+from accountant.pld import SCREEN_LEVELS
 
 # W1 of the benchmark: 100-fold Gaussian with sigma = 5 is exactly 2-GDP; eps(1e-5) from an
 # independent high-precision computation (issue 3), also checked against GDP(2) below.
@@ -158,14 +159,14 @@ def _multinomial_pair(p: np.ndarray, q: np.ndarray, k: int) -> tuple[np.ndarray,
 
 @pytest.mark.parametrize("flip", [False, True], ids=["remove-worst", "add-worst"])
 def test_epsilon_is_the_largest_direction_epsilon(flip: bool) -> None:
-    # an asymmetric pair composed 60 times (grid levels >= 2: the "add" direction is screened on
+    # an asymmetric pair composed 60 times (enough grid levels: the "add" direction is screened on
     # a coarse grid); in one orientation "remove" attains the maximum, in the other "add"
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.3, 0.3])
     if flip:
         p, q = q, p
     k, delta = 60, 1e-4
     pld = PLD.from_pmfs(p, q).self_compose(k)
-    assert pld._grid[1] >= 2
+    assert pld._grid[1] >= SCREEN_LEVELS
     pp, qq = _multinomial_pair(p, q, k)
 
     def exact(e: float) -> float:
