@@ -1,25 +1,43 @@
-"""Tail-relative error bounds of a continuous source's pessimistic discretisation.
+"""Error bounds of a continuous source's pessimistic discretisation.
 
 A ``_TailDirection`` computes the four tails Q(L <= g), Q(L > g), P(L <= g), P(L > g) at the nodes
-g_j and differences them into cell masses; ``from_cells`` splits each cell between its two nodes
-(b_c sent up). The held tail sum at node j is then
+g_j and differences them into cell masses q_c; ``from_cells`` splits each cell between its two
+nodes, b_c sent up.
+
+The split. Connect-the-dots [@doroshenko2022connect] sends b = x / (1 - e^{-h}) up, with
+x = int_cell (1 - e^{g - l}) dQ(l) = q - e^g p. Computed as that difference, x cancels: its error
+is u times the tail at the node, not u x, and dividing by 1 - e^{-h} ~ h amplifies it (measured
+on DP-SGD sources at h 1.4e-5: 1.9e-5 relative to b; worst case about 1e-13 on delta per source).
+Any b' >= b is sound instead (moving Q-mass up only raises delta, point 2 of ``_pldgrid``), so the
+split used is an *upper bound* of b with no cancellation (``up_share``): where the density f of L
+under Q has (log f)' <= A on the cell, the cell's conditional law is dominated in likelihood
+ratio, hence stochastically, by the law of density proportional to e^{A t} on the cell, and
+1 - e^{g - l} is increasing, so b / q <= beta(A h, h) (closed form). The reference law of the
+bounds below is the one with that split and the exact q: it dominates connect-the-dots, and it
+exceeds it by O(h^3) per cell (A and (log f)' differ by O(h) on the cell), a higher order than
+connect-the-dots' own O(h^2). A direction that declares no such slope bound rounds the
+differenced x up by its rigorous error bound instead (``cell_errors``).
+
+The held tail sum at node j is then
 
     M~_j = sum_{c >= j} q~_c + q_above~ + b~_{j-1} + (atoms at or above node j),
 
 and the cell masses telescope: sum_{c >= j} q~_c + q_above~ = sq~_j up to the rounding of each
 difference (where the upper tail is differenced), so its error is that of one computed tail, which
 is *relative* to the tail (``tail_accuracy``: ``ndtr`` and the closed forms are relative-accurate,
-argument rounding included). Only b~_{j-1} carries an error divided by the cell's 1 - e^{-h}
-(b = (q - e^g p) / (1 - e^{-h}) cancels), bounded by the cell's mass as well. The bound TB_j on
-|M~_j - M_j| is computed entry by entry, and the source's tail coefficient is
+argument rounding included); b~_{j-1} = min(q~ beta, q~) errs by at most the cell's q error. The
+bound TB_j on |M~_j - M_j| is computed entry by entry, and the source's tail coefficient is
 t = max_j TB_j / (M~_j - TB_j), capped at ``TAIL_CAP``; where a node exceeds t M_j, the excess
 X_j goes to the absolute slack: clamping the error's tail sums to +-X_j leaves a measure of l1 norm
-at most 2 sum_j X_j [module docstring of ``_pldgrid``, point 3].
+at most 2 sum_j X_j [module docstring of ``_pldgrid``, point 3]. The absolute charge kept as the
+fallback is max_j TB_j: by Abel summation an error whose tail sums are at most E in modulus moves
+delta(eps) by at most E, at every eps.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -63,20 +81,50 @@ def ndtr_accuracy(z: FloatArray, dz: FloatArray) -> FloatArray:
     return np.asarray(np.where(np.isfinite(z), rel, 8.0 * U), dtype=np.float64)
 
 
-def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
-                    accuracy: tuple[FloatArray, FloatArray], cells_q: FloatArray,
-                    cells_atoms: FloatArray, node_atoms: FloatArray, base_slack: float) -> GridLaw:
-    """The pessimistic ``law`` of a tail source with its error stated tail-relatively (module
-    docstring). ``tails`` = (fq, sq, fp, sp) at the nodes g, ``accuracy`` = (rel, abs) with
-    |T~ - T| <= rel T~ + abs for each of them; ``cells_q`` the cell masses differenced from the
-    tails (before atoms), ``cells_atoms``/``node_atoms`` the atoms' Q-masses deposited in cells and
-    on nodes; ``base_slack`` the absolute error of the law not covered here (atoms moved)."""
+def _tilted_mean(alpha: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """mu(a) = 1 / (1 - e^{-a}) - 1 / a, the mean of the law of density proportional to e^{a u} on
+    (0, 1) (1/2 at a = 0), and a bound on its evaluation error. Near 0 by its series
+    1/2 + a/12 - a^3/720 + a^5/30240 - a^7/1209600 (Bernoulli numbers; the next term is below
+    2.1e-8 |a|^9 < 1e-17 for |a| < 0.1), elsewhere directly: the two terms are at most 10.5 in
+    modulus there, so the difference errs by less than 128 u."""
+    a = np.asarray(alpha, dtype=np.float64)
+    small = np.abs(a) < 0.1
+    a2 = a * a
+    series = 0.5 + a * (1.0 / 12 + a2 * (-1.0 / 720 + a2 * (1.0 / 30240 - a2 / 1209600)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        direct = 1.0 / -np.expm1(-a) - 1.0 / a
+    mu = np.where(small, series, direct)
+    return (np.asarray(np.where(np.isnan(mu), 1.0, mu), dtype=np.float64),
+            np.where(small, 4.0 * U + 1e-17, 128.0 * U))
+
+
+def up_share(slope: FloatArray, h: float) -> FloatArray:
+    """Upper bound of b / q, the share of a cell's Q-mass that connect-the-dots sends up, for a
+    cell of width h on which the density f of L under Q has (log f)' <= ``slope`` (module
+    docstring). For the law of density proportional to e^{A t} on (0, h), with M(c) = int_0^h
+    e^{c t} dt: E[1 - e^{-t}] = 1 - M(A - 1) / M(A) = 1 - e^{-D}, D = log M(A) - log M(A - 1) =
+    int_{(A-1)h}^{Ah} mu(a) da (d/dc log M(c) = h mu(c h), ``_tilted_mean``). D is taken by the
+    midpoint rule, whose error is at most h^3 max|mu''| / 24 <= h^3 / 1000 (mu'' = L''(a/2) / 8
+    with Langevin's L, |L''| < 0.11). Rounding: a error 2u|a| moves mu by at most 1/12 of it
+    (0 <= mu' <= 1/12); the rest rounds relatively (8 u on the result). Slope +inf gives 1."""
+    alpha = (np.asarray(slope, dtype=np.float64) - 0.5) * h
+    mu, err = _tilted_mean(alpha)
+    with np.errstate(invalid="ignore"):
+        mu_up = mu + err + np.where(np.isfinite(alpha), U * np.abs(alpha) / 6.0, 0.0)
+    d_up = h * np.minimum(mu_up, 1.0) * (1.0 + 2.0 * U) + h ** 3 / 1000.0
+    share = -np.expm1(-d_up) / -math.expm1(-h) * (1.0 + 8.0 * U)
+    return np.asarray(np.clip(share, 0.0, 1.0), dtype=np.float64)
+
+
+def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
+                accuracy: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, ...]:
+    """Entrywise error bounds of a source's cells, from ``accuracy`` = (rel, abs) with
+    |T~ - T| <= rel T~ + abs for each of the tails (fq, sq, fp, sp) at the nodes g: (the four
+    tails' errors, the cells' q error from the two tails differenced, q's rounding and clip at 0,
+    the bound dx on the error of x = q - e^g p as differenced, before its clip to [0, q])."""
     fq, sq, fp, sp = tails
     rel, ab = accuracy
-    h = law.h
-    n = cells_q.size  # cells; n + 1 nodes
-    if law.masses.size > n + 1:
-        return law
+
     def err(t: FloatArray) -> FloatArray:
         # |T~ - T| <= rel T~ + abs; always |T~ - T| <= 1 + T~ (T is a probability)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -90,7 +138,6 @@ def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
     # entrywise: difference of two tails; the rounding of the difference; the clip at 0
     d_cell = np.where(upper, dsq[:-1] + dsq[1:], dfq[:-1] + dfq[1:])
     round_q = U * np.abs(q_hat) + np.maximum(-q_hat, 0.0)
-    dq = d_cell + round_q + 8.0 * U * cells_atoms
     p_hat = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
     dp = np.where(sp[:-1] <= 0.5, dsp[:-1] + dsp[1:], dfp[:-1] + dfp[1:]) + U * np.abs(p_hat)
     gl = g[:-1]
@@ -99,18 +146,45 @@ def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
         pn = np.exp(gl + np.log(np.maximum(p_hat, 0.0)))
         lp = np.abs(np.log(np.maximum(np.abs(p_hat), 1e-300)))
         dpn = np.exp(gl + np.log(dp)) * (1.0 + 1e-6) + 4.0 * U * (np.abs(gl) + lp + 2.0) * pn
-    dpn = np.where(np.isfinite(dpn), dpn, np.inf) + dq  # the clip to [q e^{-h}, q]
-    c_h = -math.expm1(-h)
+    # x = q - e^g p: both errors, the clip of e^g p to [q e^{-h}, q] (within q's error) and the
+    # subtraction's rounding
+    dq = d_cell + round_q
+    dx = (np.where(np.isfinite(dpn), dpn, np.inf) + 2.0 * dq) * (1.0 + 1e-6) + 2.0 * U * (
+        np.abs(q_hat) + np.where(np.isfinite(pn), pn, 0.0))
+    return dsq, dfq, d_cell, round_q, dx
+
+
+def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
+                    accuracy: tuple[FloatArray, FloatArray], cells_q: FloatArray,
+                    cells_atoms: FloatArray, node_atoms: FloatArray, base_slack: float) -> GridLaw:
+    """The pessimistic ``law`` of a tail source with its error bounds (module docstring): stated
+    tail-relatively (``tail``, excess in ``slack``), with the absolute charge max_j TB_j kept as
+    ``fallback_slack``, or that absolute charge alone when it is the smaller. ``tails`` = (fq, sq,
+    fp, sp) at the nodes g, ``accuracy`` = (rel, abs) with |T~ - T| <= rel T~ + abs for each of
+    them; ``cells_q`` the cell masses differenced from the tails (before atoms), ``cells_atoms`` /
+    ``node_atoms`` the atoms' Q-masses deposited in cells and on nodes; ``base_slack`` the
+    absolute error of the law not covered here (atoms moved). The split b~ sent up is an upper
+    bound of connect-the-dots' (``up_share``, or x rounded up by ``cell_errors``) computed as
+    min(s q~, q~) for a factor s >= 0 (or from the atoms' exact x), so against the reference law
+    (exact q, same split) it errs by at most the cell's q error and its rounding."""
+    n = cells_q.size  # cells; n + 1 nodes
+    assert law.masses.size <= n + 1
+    dsq, dfq, d_cell, round_q, _ = cell_errors(g, tails, accuracy)
+    upper = tails[1][:-1] <= 0.5
+    dq = d_cell + round_q + 8.0 * U * cells_atoms
     q_held = cells_q + cells_atoms
-    # b = min(x / (1 - e^{-h}), q) with x = q - e^g p clipped to [0, q]; atoms' x rounds relatively
-    b_err = np.minimum(((3.0 * dq + dpn) / c_h + 8.0 * U * q_held) * (1.0 + 1e-6) + 16.0 * U * cells_atoms,
+    b_err = np.minimum((dq + 8.0 * U * q_held) * (1.0 + 1e-6) + 16.0 * U * cells_atoms,
                        q_held + dq)
-    # tail sums of the cells' errors: telescoped on the top run of upper-branch cells
-    lower_idx = np.flatnonzero(~upper)
-    jstar = int(lower_idx[-1]) + 1 if lower_idx.size else 0
-    crude = np.where(np.arange(n) < jstar, d_cell, 0.0)
-    rev = np.concatenate([np.cumsum((crude + round_q + 8.0 * U * cells_atoms)[::-1])[::-1], [0.0]])
-    tq = rev + dsq[np.maximum(np.arange(n + 1), jstar)]
+    # tail sums of the cells' errors, telescoped: each cell is a difference of one tail at its
+    # two nodes (sq, or fq where the upper tail is above 1/2), so sum_{c >= j} q~_c + q_above~
+    # errs by one tail's error at node j, at each node k > j where the branch changes, and at
+    # the top unless the last cell is upper (q_above = sq~_n cancels it)
+    switch = np.concatenate([[0.0], np.where(upper[1:] != upper[:-1], dsq[1:-1] + dfq[1:-1], 0.0),
+                             [0.0 if upper[-1] else dsq[-1] + dfq[-1]]])
+    after = np.concatenate([np.cumsum(switch[::-1])[::-1][1:], [0.0]])  # nodes k > j
+    start = np.concatenate([np.where(upper, dsq[:-1], dfq[:-1]), [dsq[-1]]])
+    rounding = np.cumsum((round_q + 8.0 * U * cells_atoms)[::-1])[::-1]
+    tq = start + after + np.concatenate([rounding, [0.0]])
     tq[0] += dfq[0]  # q_below, on node 0
     node_rev = np.cumsum(node_atoms[::-1])[::-1]
     masses = np.concatenate([law.masses, np.zeros(n + 1 - law.masses.size)])  # trailing empty
@@ -118,13 +192,13 @@ def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
     tb = tq + np.concatenate([[0.0], b_err]) + 8.0 * U * node_rev + 8.0 * U * held
     tb = np.append(tb, dsq[-1] + 8.0 * U * law.inf)  # the atom at +inf
     held = np.append(held, law.inf)
+    absolute = base_slack + float(tb.max()) * (1.0 + 1e-9)
     low = held - tb
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(low > 0, tb / low, 0.0)  # where low <= 0, all of tb is excess
     t = min(TAIL_CAP, float(ratio.max()))
     excess = np.where(low > 0, np.maximum(tb - t * low, 0.0), tb)
     slack = base_slack + 2.0 * float(excess.sum()) * (1.0 + 1e-9)
-    if not math.isfinite(slack) or slack >= law.slack:
-        return law
-    return GridLaw(law.h, law.offset, law.masses, law.inf, slack, True, law.rel, law.shift,
-                   law.top_mass, law.cut, law.tail + t, law.slack)
+    if not slack < absolute:
+        return replace(law, slack=absolute)
+    return replace(law, slack=slack, tail=law.tail + t, fallback_slack=absolute)

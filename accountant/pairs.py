@@ -30,7 +30,7 @@ from ._numeric import (
     check_reals,
     lower_convex_hull,
 )
-from ._plderror import ndtr_accuracy, product_error, source_tail_law
+from ._plderror import cell_errors, ndtr_accuracy, product_error, source_tail_law, up_share
 from ._pldgrid import (
     EPS_MACH,
     REFINE,
@@ -81,12 +81,28 @@ class LossDirection(ABC):
 
 
 class _TailDirection(LossDirection):
-    """A pair given by the tails of L under Q and P: (Q(L<=g), Q(L>g), P(L<=g), P(L>g))."""
+    """A pair given by the tails of L under Q and P: (Q(L<=g), Q(L>g), P(L<=g), P(L>g)), their
+    accuracy, and optionally bounds of the log-density slope of L under Q (``slope_bounds``),
+    which give the pessimistic split without cancellation (``_plderror``)."""
 
     q_inf: float = 0.0
 
     @abstractmethod
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]: ...
+
+    @abstractmethod
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """(rel, abs) with |T~ - T| <= rel T~ + abs for each of the four tails computed at g,
+        where g is within dg of the exact argument."""
+
+    def slope_bounds(self, lo: FloatArray,
+                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        """(a, b) with a <= (log f)'(l) <= b for every l in [lo, hi] where f, the density of the
+        continuous part of L under Q, is positive (+inf for b where the interval holds the lower
+        end of f's support strictly inside, -inf for a at the upper end); None when undeclared
+        (the split is then rounded up by the tails' error bound, ``cell_errors``)."""
+        return None
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         lo, hi = self.support(tail)
@@ -95,7 +111,8 @@ class _TailDirection(LossDirection):
         r = REFINE[pessimistic]  # the optimistic law reads half cells
         hc = h / r
         g = np.asarray(np.arange(r * j0, r * j1 + 1) * hc, dtype=np.float64)
-        fq, sq, fp, sp = self.tails(g)
+        tails = self.tails(g)
+        fq, sq, fp, sp = tails
         # difference the smaller of the two tails, so tiny cell masses keep their digits
         q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
         p = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
@@ -105,27 +122,36 @@ class _TailDirection(LossDirection):
             pn = np.exp(g[:-1] + np.log(np.maximum(p, 0.0)))
         pn = np.clip(pn, q * math.exp(-hc), q)
         x = q - pn
+        accuracy = None
+        if pessimistic:  # r = 1: the cells are those of the law's grid
+            dg = product_error(np.arange(j0, j1 + 1, dtype=np.float64), h)
+            accuracy = self.tail_accuracy(g, dg)
+            x = self._split_up(g, dg, h, q, x, tails, accuracy)
         nodes = np.zeros(g.size)
         atoms, atom_q = self.point_masses()
         extra = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
         law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
                          q_below=float(fq[0]), pessimistic=pessimistic,
-                         slack=8 * EPS_MACH + extra, node_q=nodes)
-        # (pessimistic only: r = 1, the cells are those of the law's grid)
-        accuracy = (self.tail_accuracy(g, product_error(np.arange(j0, j1 + 1, dtype=np.float64), h))
-                    if pessimistic else None)
+                         slack=(extra if pessimistic else 8 * EPS_MACH + extra), node_q=nodes)
         if accuracy is None:
             return law
-        # the 8u charge restated relative to the tails (``_plderror``)
         in_cells = np.abs(q - cells_q) + EPS_MACH * q
-        return source_tail_law(law, g, (fq, sq, fp, sp), accuracy, cells_q, in_cells, nodes, extra)
+        return source_tail_law(law, g, tails, accuracy, cells_q, in_cells, nodes, extra)
 
-    def tail_accuracy(self, g: FloatArray,
-                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
-        """(rel, abs) with |T~ - T| <= rel T~ + abs for each of the four tails computed at g,
-        where g is within dg of the exact argument; None when unknown (the source is then charged
-        an absolute 8u)."""
-        return None
+    def _split_up(self, g: FloatArray, dg: FloatArray, h: float, q: FloatArray, x: FloatArray,
+                  tails: tuple[FloatArray, ...],
+                  accuracy: tuple[FloatArray, FloatArray]) -> FloatArray:
+        """x' with min(x' / (1 - e^{-h}), q) at least connect-the-dots' exact split b of each
+        cell (g within dg of the exact nodes; ``_plderror``): the smaller of two upper bounds,
+        x as differenced rounded up by its error bound (tight where the cell's mass is large
+        against the tail) and, when declared, the slope bounds' (tight where the density is
+        smooth on the scale of h); both are divided by c_h in ``from_cells`` (8 u covers it)."""
+        c_h = -math.expm1(-h)
+        up = x + cell_errors(g, tails, accuracy)[-1] + 8.0 * EPS_MACH * q * c_h
+        slopes = self.slope_bounds(g[:-1] - dg[:-1], g[1:] + dg[1:])
+        if slopes is not None:
+            up = np.minimum(up, q * (up_share(slopes[1], h) * (1.0 + 8.0 * EPS_MACH)) * c_h)
+        return np.asarray(np.minimum(up, q), dtype=np.float64)
 
     def point_masses(self) -> tuple[FloatArray, FloatArray]:
         """Atoms of L (losses, Q-masses) not included in ``tails``."""
@@ -134,6 +160,18 @@ class _TailDirection(LossDirection):
 
 def _ndtr(x: FloatArray) -> FloatArray:
     return np.asarray(special.ndtr(x), dtype=np.float64)
+
+
+def _linear_slopes(c0: float, c1: float, lo: FloatArray,
+                   hi: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Bounds of c0 + c1 l over [lo, hi] (c1 < 0, both computed to 2 roundings: 8 u pads)."""
+    def at(l_: FloatArray, sign: float) -> FloatArray:
+        with np.errstate(invalid="ignore"):
+            v = c0 + c1 * l_
+            pad = np.where(np.isfinite(l_), 8.0 * EPS_MACH * (np.abs(c1 * l_) + abs(c0)), 0.0)
+        return np.asarray(v + sign * pad, dtype=np.float64)
+
+    return at(hi, -1.0), at(lo, 1.0)
 
 
 @dataclass(frozen=True)
@@ -152,7 +190,7 @@ class _GaussianDirection(_TailDirection):
         return m * (-z + m / 2), m * (z + m / 2)
 
     def tail_accuracy(self, g: FloatArray,
-                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
         # z = g / mu -+ mu / 2: dg / mu, and the rounding of the quotient and the sum
         u = EPS_MACH / 2
         with np.errstate(invalid="ignore"):
@@ -162,6 +200,11 @@ class _GaussianDirection(_TailDirection):
             dz = np.where(np.isfinite(g), dz, 0.0)
         rel = np.maximum(ndtr_accuracy(zq, dz), ndtr_accuracy(zp, dz))
         return rel, np.zeros_like(rel)
+
+    def slope_bounds(self, lo: FloatArray,
+                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # L ~ N(mu^2/2, mu^2) under Q: (log f)'(l) = 1/2 - l / mu^2, decreasing; 4 roundings
+        return _linear_slopes(0.5, -1.0 / (self.mu * self.mu), lo, hi)
 
 
 @dataclass(frozen=True)
@@ -188,7 +231,7 @@ class _LaplaceDirection(_TailDirection):
         return -self.eps, self.eps
 
     def tail_accuracy(self, g: FloatArray,
-                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
         # both densities of the continuous part are at most 1/4 in the loss: an argument error dg
         # moves a tail by at most a quarter of it, and only where the exact or the computed
         # argument lies in (-eps, eps) (outside, the tails are the constants 0 and ``total``);
@@ -198,6 +241,14 @@ class _LaplaceDirection(_TailDirection):
         band = (g > -self.eps - dg) & (g < self.eps + dg)
         ab = 0.3 * np.where(band, dg, 0.0) + np.where(g < 0.0, 2 * u * -math.expm1(-self.eps), 0.0)
         return np.full(g.shape, 16 * u), np.asarray(ab, dtype=np.float64)
+
+    def slope_bounds(self, lo: FloatArray,
+                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # under Lap(eps, 1) the continuous part x in (0, eps) has density e^{x - eps} / 2 and
+        # L = 2x - eps: f(l) is proportional to e^{l/2} on (-eps, eps)
+        e = self.eps
+        return (np.where((lo < e) & (hi > e), -np.inf, 0.5),
+                np.where((lo < -e) & (hi > -e), np.inf, 0.5))
 
     def atoms(self) -> tuple[float, ...]:
         return (-self.eps, self.eps)
@@ -241,26 +292,65 @@ class SubsampledTailDirection(_TailDirection):
         fq0, sq0, fp0, sp0 = self.base.tails(self._base_loss(-g))
         return sp0, fp0, (1 - r) * sp0 + r * sq0, (1 - r) * fp0 + r * fq0
 
+    def _base_loss_error(self, v: FloatArray, dv: FloatArray, l_: FloatArray) -> FloatArray:
+        """Bound of |l_ - phi^{-1}(v')| for the computed l_ = ``_base_loss(v)`` and any exact
+        v' within dv of v (0 where l_ = -inf)."""
+        u = EPS_MACH / 2
+        r = self.rate
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            em = np.expm1(v)
+            y = em + r
+            dy = (u * np.abs(em) + np.exp(v) * dv) * 1.01 + u * np.abs(y)
+            near = np.where(y > dy, dy / (y - dy) * 1.01 + u * (np.abs(l_) + 4.0), np.inf)
+            far = 2.6 * dv + 4 * u * (np.abs(v) + np.abs(l_) + abs(math.log(r)) + 2.0)
+            dl = np.where(v > 1.0, far, near)
+        return np.asarray(np.where(np.isfinite(l_), dl, 0.0), dtype=np.float64)
+
+    def slope_bounds(self, lo: FloatArray,
+                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # With D(l) = dl/dv = 1 + (1 - r) e^{-l} / r (decreasing in l) and s(l) the base's slope:
+        # remove: f(v) = f_Q(l) r D(l)^2, (log f)'(v) = 2 + (s(l) - 2) D(l);
+        # add: L = -phi(l) under P, f(v) = f_Q(l) e^{-l} D(l), (log f)'(v) = (2 - s(l)) D(l) - 1;
+        # bounded over the base interval [l(v_lo), l(v_hi)] (widened by the map's error)
+        r = self.rate
+        remove = self.direction == "remove"
+        v_lo, v_hi = (lo, hi) if remove else (-hi, -lo)
+        zero = np.zeros_like(v_lo)
+        l_lo, l_hi = self._base_loss(v_lo), self._base_loss(v_hi)
+        l_lo = l_lo - self._base_loss_error(v_lo, zero, l_lo)
+        l_hi = l_hi + self._base_loss_error(v_hi, zero, l_hi)
+        base = self.base.slope_bounds(l_lo, l_hi)
+        if base is None:
+            return None
+        s_lo, s_hi = base
+        c = (1.0 - r) / r
+        with np.errstate(invalid="ignore", over="ignore"):
+            d_max = (1.0 + c * np.exp(-l_lo)) * (1.0 + 4.0 * EPS_MACH)
+            d_min = (1.0 + c * np.exp(-l_hi)) * (1.0 - 4.0 * EPS_MACH)
+
+            def scaled(a: FloatArray, top: bool) -> FloatArray:
+                """max (top) or min over the interval of a D, for a constant a."""
+                return np.asarray(np.where((a >= 0) == top, a * d_max, a * d_min))
+
+            if remove:
+                up, down = 2.0 + scaled(s_hi - 2.0, True), 2.0 + scaled(s_lo - 2.0, False)
+            else:
+                up, down = scaled(2.0 - s_lo, True) - 1.0, scaled(2.0 - s_hi, False) - 1.0
+            pad_up = 4.0 * EPS_MACH * (np.abs(up) + 2.0)
+            pad_down = 4.0 * EPS_MACH * (np.abs(down) + 2.0)
+            up = np.where(np.isnan(up), np.inf, up + pad_up)
+            down = np.where(np.isnan(down), -np.inf, down - pad_down)
+        return np.asarray(down, dtype=np.float64), np.asarray(up, dtype=np.float64)
+
     def tail_accuracy(self, g: FloatArray,
-                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
         # the base's tails at l = phi^{-1}(+-g) (its error dl below), mixed with non-negative
         # weights (3 u more)
         u = EPS_MACH / 2
         r = self.rate
         v = g if self.direction == "remove" else -g
         l_ = self._base_loss(v)
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            em = np.expm1(v)
-            y = em + r
-            dy = (u * np.abs(em) + np.exp(v) * dg) * 1.01 + u * np.abs(y)
-            near = np.where(y > dy, dy / (y - dy) * 1.01 + u * (np.abs(l_) + 4.0), np.inf)
-            far = 2.6 * dg + 4 * u * (np.abs(v) + np.abs(l_) + abs(math.log(r)) + 2.0)
-            dl = np.where(v > 1.0, far, near)
-            dl = np.where(np.isfinite(l_), dl, 0.0)
-        acc = self.base.tail_accuracy(l_, dl)
-        if acc is None:
-            return None
-        rel, ab = acc
+        rel, ab = self.base.tail_accuracy(l_, self._base_loss_error(v, dg, l_))
         # where l = -inf was computed but the exact argument may lie above log(1 - r), the
         # lower tails there are at most the base's at the largest such argument
         edge = ~np.isfinite(l_) & (v + dg > math.log1p(-r))
@@ -306,6 +396,35 @@ class SymmetricTailDirection(_TailDirection):
         neg = g < 0
         return (np.where(neg, sp, fq), np.where(neg, sq0 + sp0 - sp, sq), np.where(neg, sq, fp),
                 np.where(neg, sp0 + sq0 - sq, sp))
+
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+        # g >= 0: the base's; g < 0: two are the base's at |g| (swapped), the other two sums of
+        # the base's tails at 0 and |g| (errors added, 4 roundings)
+        rel, ab = self.base.tail_accuracy(np.abs(g), dg)
+        rel0, ab0 = (float(t[0]) for t in self.base.tail_accuracy(np.zeros(1), np.zeros(1)))
+        _, sq, _, sp = self.base.tails(np.abs(g))
+        _, sq0, _, sp0 = (float(t[0]) for t in self.base.tails(np.zeros(1)))
+        with np.errstate(invalid="ignore", over="ignore"):
+            summed = ab + 2.0 * ab0 + (rel0 + 2.0 * EPS_MACH) * (sq0 + sp0) + rel * (sq + sp)
+        return rel + EPS_MACH, np.asarray(np.where(g < 0, summed, ab), dtype=np.float64)
+
+    def slope_bounds(self, lo: FloatArray,
+                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # losses >= 0: the base's density; losses l < 0: f(l) = f_P(-l) = f_Q(-l) e^{l} of the
+        # base, slope 1 - s(-l); a cell across 0 takes the extremes of both parts
+        pos = self.base.slope_bounds(np.maximum(lo, 0.0), np.maximum(hi, 0.0))
+        neg = self.base.slope_bounds(np.maximum(-hi, 0.0), np.maximum(-lo, 0.0))
+        if pos is None or neg is None:
+            return None
+        with np.errstate(invalid="ignore"):
+            n_lo = 1.0 - neg[1] - 2.0 * EPS_MACH * (np.abs(neg[1]) + 1.0)
+            n_hi = 1.0 - neg[0] + 2.0 * EPS_MACH * (np.abs(neg[0]) + 1.0)
+        has_pos, has_neg = hi > 0, lo < 0
+        down = np.minimum(np.where(has_pos, pos[0], np.inf), np.where(has_neg, n_lo, np.inf))
+        up = np.maximum(np.where(has_pos, pos[1], -np.inf), np.where(has_neg, n_hi, -np.inf))
+        return (np.asarray(np.where(np.isnan(down), -np.inf, down), dtype=np.float64),
+                np.asarray(np.where(np.isnan(up), np.inf, up), dtype=np.float64))
 
     def point_masses(self) -> tuple[FloatArray, FloatArray]:
         losses, q = self.base.point_masses()
@@ -796,6 +915,112 @@ class _MixtureDirection(_TailDirection):
             w = np.asarray(weights)
             out += [_ndtr(x - m) @ w, _ndtr(m - x) @ w]
         return out[0], out[1], out[2], out[3]
+
+    def _posterior(self, x: FloatArray, q_side: bool) -> tuple[FloatArray, FloatArray]:
+        """Posterior mean and variance of the component mean given x, under Q or P."""
+        pm, pw, qm, qw = self._arrays
+        means, logw = (qm, qw) if q_side else (pm, pw)
+        t = logw[None, :] + means[None, :] * x[:, None] - 0.5 * means[None, :] ** 2
+        e = np.exp(t - t.max(axis=1, keepdims=True))
+        s = e.sum(axis=1)
+        m = (e @ means) / s
+        return m, np.sum(e * (means[None, :] - m[:, None]) ** 2, axis=1) / s
+
+    def _root_error(self, x: FloatArray, g: FloatArray, dg: FloatArray) -> FloatArray:
+        """d with |x - x*| <= d, x = ``inverse(g)`` (finite) and L(x*) = g' for any g' within dg
+        of g; inf where not proven. L(x) is computed to within eL (log-sum-exp of terms
+        log w + m x - m^2/2: 8 u of the largest term and of the count, per side), so
+        |L(x) - g'| <= |L~(x) - g| + eL + dg =: e; L is increasing with L' >= lam on
+        [x - d, x + d] for lam the Q posterior mean at x - d minus the P one at x + d (both are
+        increasing), so a root lies within d when lam d >= e."""
+        pm, pw, qm, qw = self._arrays
+        f, slope = self.loss(x)
+        big = sum(float(np.max(np.abs(lw)) + 0.5 * np.max(m * m)) + m.size + 2.0
+                  + float(np.max(np.abs(m))) * np.abs(x) for m, lw in ((qm, qw), (pm, pw)))
+        e = (np.abs(f - g) + 8.0 * EPS_MACH * big + dg) * (1.0 + 1e-9)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = 2.0 * e / slope + 4.0 * EPS_MACH * np.maximum(1.0, np.abs(x))
+        d = np.where(np.isfinite(d) & (d > 0), d, np.inf)
+        ok = np.isfinite(d)
+        lam = np.zeros_like(x)
+        if ok.any():
+            pad = 8.0 * EPS_MACH * (pm.size + qm.size + 2) * float(np.max(np.abs(
+                np.concatenate([pm, qm]))))
+            lam[ok] = (self._posterior(x[ok] - d[ok], True)[0]
+                       - self._posterior(x[ok] + d[ok], False)[0] - pad)
+        return np.asarray(np.where(ok & (lam * d >= e), d, np.inf), dtype=np.float64)
+
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+        # each tail is sum_i w_i Phi(+-(x - m_i)) at the computed root: ndtr's error at an
+        # argument off by the root's error and the subtraction's rounding, then the weighted
+        # sum of non-negative terms ((n + 2) u); beyond the loss range the tails are exact
+        # (the mass beyond ``_MIXTURE_FAR`` is below the smallest double)
+        x = self.inverse(g)
+        fin = np.isfinite(x)
+        rel = np.full(g.shape, 8.0 * EPS_MACH)
+        if fin.any():
+            xf = x[fin]
+            d = self._root_error(xf, g[fin], dg[fin])
+            pm, _, qm, _ = self._arrays
+            means = np.concatenate([pm, qm])
+            z = xf[:, None] - means[None, :]
+            dz = d[:, None] + EPS_MACH * np.abs(z)
+            worst = ndtr_accuracy(z, dz).max(axis=1)
+            rel[fin] = worst + (means.size + 2) * EPS_MACH
+        return rel, np.full(g.shape, 1e-300)
+
+    def slope_bounds(self, lo: FloatArray,
+                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # f(l) = q_X(x) / L'(x) at x = L^{-1}(l), so (log f)'(l) = ((m_Q - x) - L''/L') / L' with
+        # L' = m_Q - m_P and L'' = v_Q - v_P (posterior means and variances of the component
+        # means). On the cell's x-interval [x0, x1] (roots widened by their error), m_Q and m_P
+        # are increasing and |v'| = |third central moment| <= R v <= R^3 / 4 (R the range of the
+        # means), so each term lies in an interval; the quotient's bounds follow by interval
+        # arithmetic (both infinite where L' may vanish), with 16 u pads on the terms
+        pm, _, qm, _ = self._arrays
+        zero = np.zeros_like(lo)
+        x0, x1 = self.inverse(lo), self.inverse(hi)
+        up, down = np.full(lo.shape, np.inf), np.full(lo.shape, -np.inf)
+        fin = np.isfinite(x0) & np.isfinite(x1)
+        if not fin.any():
+            return down, up
+        x0 = x0[fin] - self._root_error(x0[fin], lo[fin], zero[fin])
+        x1 = x1[fin] + self._root_error(x1[fin], hi[fin], zero[fin])
+        ok = np.isfinite(x0) & np.isfinite(x1)
+        x0, x1 = np.where(ok, x0, 0.0), np.where(ok, x1, 0.0)
+        w = x1 - x0
+        big = float(np.max(np.abs(np.concatenate([pm, qm]))))
+        pad = 16.0 * EPS_MACH * (pm.size + qm.size + 2) * (big + 1.0)
+
+        def bounds(q_side: bool, means: FloatArray) -> tuple[FloatArray, ...]:
+            m0, v0 = self._posterior(x0, q_side)
+            m1, _ = self._posterior(x1, q_side)
+            r = float(means.max() - means.min())
+            dv = w * r ** 3 / 4.0 + pad * (big + 1.0)
+            return (m0 - pad, m1 + pad, np.maximum(v0 - dv, 0.0),
+                    np.minimum(v0 + dv, r * r / 4.0 + pad * (big + 1.0)))
+
+        mq_lo, mq_hi, vq_lo, vq_hi = bounds(True, qm)
+        mp_lo, mp_hi, vp_lo, vp_hi = bounds(False, pm)
+        l1_lo, l1_hi = mq_lo - mp_hi, mq_hi - mp_lo
+        l2_lo, l2_hi = vq_lo - vp_hi, vq_hi - vp_lo
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r_lo = l2_lo / np.where(l2_lo < 0, l1_lo, l1_hi)
+            r_hi = l2_hi / np.where(l2_hi < 0, l1_hi, l1_lo)
+            slack = 16.0 * EPS_MACH * (np.abs(x0) + np.abs(x1) + big + np.abs(r_lo)
+                                       + np.abs(r_hi) + 1.0)
+            n_lo = (mq_lo - x1) - r_hi - slack
+            n_hi = (mq_hi - x0) - r_lo + slack
+            s_hi = n_hi / np.where(n_hi >= 0, l1_lo, l1_hi)
+            s_lo = n_lo / np.where(n_lo >= 0, l1_hi, l1_lo)
+            s_hi = s_hi + 16.0 * EPS_MACH * (np.abs(s_hi) + 1.0)
+            s_lo = s_lo - 16.0 * EPS_MACH * (np.abs(s_lo) + 1.0)
+        good = ok & (l1_lo > 0) & ~np.isnan(s_hi) & ~np.isnan(s_lo)
+        idx = np.flatnonzero(fin)
+        up[idx] = np.where(good, s_hi, np.inf)
+        down[idx] = np.where(good, s_lo, -np.inf)
+        return down, up
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         z = _z(tail)

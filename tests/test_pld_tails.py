@@ -16,7 +16,7 @@ from scipy import special
 from accountant import PLD
 from accountant._plderror import U, ndtr_accuracy
 from accountant._pldgrid import GridLaw, convolve
-from accountant.pairs import SubsampledTailDirection, _GaussianDirection
+from accountant.pairs import _GaussianDirection
 
 
 def gdp_delta(mu: float, eps: float) -> mpmath.mpf:
@@ -70,57 +70,6 @@ def test_ndtr_accuracy_covers_scipy() -> None:
         for zi, vi, bi in zip(z, special.ndtr(z), bound, strict=True):
             exact = mpmath.ncdf(mpmath.mpf(float(zi)))
             assert abs(mpmath.mpf(float(vi)) - exact) <= bi * float(vi), zi
-
-
-def exact_node_tails(direction: SubsampledTailDirection | _GaussianDirection, h: float, j0: int,
-                     n: int) -> list[mpmath.mpf]:
-    """Tail sums M_j = Q(L > g_j) + b_{j-1} of the exact connect-the-dots law, in mpmath (from
-    the direction's definition, not its ``tails``): Q-masses and P-masses of the cells."""
-    with mpmath.workdps(40):
-        if isinstance(direction, _GaussianDirection):
-            m = mpmath.mpf(direction.mu)
-
-            def tails(g: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
-                return mpmath.ncdf(-(g / m - m / 2)), mpmath.ncdf(-(g / m + m / 2))
-        else:
-            assert isinstance(direction.base, _GaussianDirection)
-            m, r = mpmath.mpf(direction.base.mu), mpmath.mpf(direction.rate)
-
-            def tails(g: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
-                if g <= mpmath.log(1 - r):
-                    return mpmath.mpf(1), mpmath.mpf(1)
-                x = mpmath.log((mpmath.exp(g) - 1 + r) / r)
-                sq0, sp0 = mpmath.ncdf(-(x / m - m / 2)), mpmath.ncdf(-(x / m + m / 2))
-                return (1 - r) * sp0 + r * sq0, sp0
-
-        nodes = [mpmath.mpf(j0 + i) * mpmath.mpf(h) for i in range(n + 1)]
-        t = [tails(g) for g in nodes]
-        out = []
-        for j in range(n + 1):
-            b = mpmath.mpf(0)
-            if j > 0:
-                q = t[j - 1][0] - t[j][0]
-                pn = mpmath.exp(nodes[j - 1]) * (t[j - 1][1] - t[j][1])
-                b = (q - pn) / (1 - mpmath.exp(-mpmath.mpf(h)))
-            out.append(t[j][0] + b)
-        return out
-
-
-def test_source_tail_error_holds() -> None:
-    """A Gaussian and a subsampled Gaussian source: the held tail sums at every node are within
-    tail * M_j + slack of the exact connect-the-dots law's (mpmath), and ``tail`` is far below the
-    old 8u absolute charge's effect in the far tail (where M_j < 1e-15)."""
-    for direction in (_GaussianDirection(1.3), SubsampledTailDirection(_GaussianDirection(0.9), 0.02,
-                                                                      "remove")):
-        h = 0.05
-        law = direction.discretize(h, True, 1e-30)
-        assert law.tail > 0.0 and law.slack < 1e-20
-        n = law.masses.size - 1
-        exact = exact_node_tails(direction, h, law.offset, n)
-        held = np.cumsum(law.masses[::-1].astype(np.longdouble))[::-1] + law.inf
-        for j in range(n + 1):
-            err = abs(mpmath.mpf(float(held[j])) - exact[j])
-            assert err <= law.tail * exact[j] + law.slack + 1e-300, (j, err, exact[j])
 
 
 def tail_perturbed(rng: np.random.Generator, m: np.ndarray, t: float) -> np.ndarray:
