@@ -37,7 +37,7 @@ a lower bound, with an O(h^2) error about half that of connect-the-dots on avera
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import fft as sfft
@@ -65,9 +65,6 @@ ROUNDOFF_BUDGET = 1e-19
 #: (``_split_conv``): it doubles the cost, which very long laws (pure DP subsampled and composed
 #: hundreds of times: 7e5 points) do not repay.
 REFINE_MAX_POINTS = 2 ** 18
-#: Largest relative error on delta that k copies of a source's tail-relative charge may cost;
-#: above it the source's absolute charge is used (``GridLaw.fallback_slack``)
-TAIL_COMPOSED_MAX = 1e-4
 #: Convolutions with fewer than this many products are done directly rather than by FFT. Direct
 #: sums of non-negative terms err only relatively, and pessimistic laws carry relative errors
 #: through every level; optimistic laws fold them into the absolute slack at each coarsening, where
@@ -104,9 +101,14 @@ class GridLaw:
     #: at every loss l (atoms included), which errs delta by at most tail * delta (point 3 of the
     #: module docstring). Pessimistic laws only: truncation does not keep it for optimistic ones.
     tail: float = 0.0
-    #: a source's absolute charge that may replace its ``tail`` (``self_compose`` uses it when k
-    #: copies of the tail-relative charge would cost more than TAIL_COMPOSED_MAX relative)
+    #: a source's absolute charge that may replace its ``tail`` (``self_compose`` carries it as
+    #: the ``alt`` bound of the composition)
     fallback_slack: float | None = None
+    #: a second, independent error bound (slack, rel, tail) of the same held masses (pessimistic
+    #: laws): both are valid, so ``delta`` reports the smaller of the two. A tail-relative charge
+    #: suits small deltas; k copies of an absolute one cost only k * slack, which suits large ones
+    #: (the tail-relative model's cross terms grow like k^2 N, ``convolve``)
+    alt: tuple[float, float, float] | None = None
 
     @property
     def top(self) -> float:
@@ -147,18 +149,31 @@ class GridLaw:
         w = -np.expm1(np.minimum(eps - lo, 0.0))
         return top + float(np.sum(m * w))
 
+    @property
+    def error_models(self) -> list[tuple[float, float, float]]:
+        """The valid error bounds (slack, rel, tail) of the held masses: the law's own and ``alt``."""
+        own = (self.slack, self.rel, self.tail)
+        return [own] if self.alt is None else [own, self.alt]
+
     def delta(self, eps: float) -> float:
-        """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack."""
+        """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack; for a
+        pessimistic law the smaller over its error models."""
         raw = self.raw_delta(eps)
         if self.pessimistic:
-            if eps >= self.top:
-                # only the atom at +inf counts above the support; it is formed by products and
-                # sums of scalars (never by FFT), so its error is relative: the slack and the
-                # relative bounds scale it instead of being added (exactly 0 when it is)
-                return min(1.0, self.inf * (1.0 + 2.0 * (self.rel + self.tail + self.slack)
-                                            + 16.0 * EPS_MACH))
-            # raw >= (1 - rel - tail) delta - slack (module docstring, point 3)
-            return min(1.0, (raw + self.slack) / (1.0 - self.rel - self.tail))
+            best = 1.0
+            for slack, rel, tail in self.error_models:
+                if rel + tail >= 1.0:
+                    continue
+                if eps >= self.top:
+                    # only the atom at +inf counts above the support; it is formed by products
+                    # and sums of scalars (never by FFT), so its error is relative: the slack and
+                    # the relative bounds scale it instead of being added (exactly 0 when it is)
+                    best = min(best, self.inf * (1.0 + 2.0 * (rel + tail + slack)
+                                                 + 16.0 * EPS_MACH))
+                else:
+                    # raw >= (1 - rel - tail) delta - slack (module docstring, point 3)
+                    best = min(best, (raw + slack) / (1.0 - rel - tail))
+            return best
         return max(0.0, (raw - self.slack) / (1.0 + self.rel + self.tail))
 
 
@@ -444,10 +459,12 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
                      slack=law.slack + (0.0 if law.pessimistic else 4.0 * EPS_MACH), node_q=nodes,
                      shift=law.shift)
     tail = law.tail + (factor + 8) * EPS_MACH if law.pessimistic else 0.0
+    alt = (None if law.alt is None
+           else (law.alt[0], law.alt[1], law.alt[2] + (factor + 8) * EPS_MACH))
     # the top atom moves up to the new top (pessimistic; optimistic laws carry none)
     return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel,
                    law.shift, law.top_mass, max(0, math.ceil((law.top - out.top) / out.h - 1e-9)),
-                   tail)
+                   tail, alt=alt)
 
 
 # ============================ composition ========================================================
@@ -478,8 +495,10 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 
         # moving mass up to a fixed point is monotone: tail-relative errors are kept; the sums
         # moved round relatively, an error within their share of the tail sums
         kept[0] += below
+        more = sum_rounding(m.size)
+        alt = None if law.alt is None else (law.alt[0], law.alt[1], law.alt[2] + more)
         return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, True, law.rel, law.shift,
-                       law.top_mass + above, cut, law.tail + sum_rounding(m.size))
+                       law.top_mass + above, cut, law.tail + more, alt=alt)
     law = law.without_rel() if law.tail else law  # dropping the upper tail would not keep it
     return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False, law.rel, law.shift,
                    0.0, cut)
@@ -723,25 +742,29 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
     # tail sums are within rel_c H([l, inf]) <= rel_c ((1 + r_in + t_in) M_ab(l) + s_in), a
     # tail-relative error plus at most rel_c s_in at each tail sum, 2 (n + 2) rel_c s_in in l1
     # (clamp the tail sums). Optimistic laws (no tail part) keep it entrywise relative instead.
-    # The scalar atoms round within ``sum_rounding`` of their tails.
+    # The scalar atoms round within ``sum_rounding`` of their tails. A law with two error models
+    # (``GridLaw.alt``) gives the product two: each is valid for the same held product.
     na, nb = ma.size, mb.size
-    r_in = a.rel + b.rel + a.rel * b.rel
-    t_in = (a.tail * (1 + b.rel) + b.tail * (1 + a.rel)
-            + 2.0 * a.tail * b.tail * (min(na, nb) + 2))
-    s_in = (a.slack * (1 + b.rel) + b.slack * (1 + a.rel) + a.slack * b.slack
-            + tail_l1(a.tail, na) * b.slack + tail_l1(b.tail, nb) * a.slack)
     scalars = sum_rounding(max(na, nb))
-    if a.pessimistic:
-        rel = r_in
-        tail_rel = t_in + rel_c * (1 + r_in + t_in) + scalars
-        slack = s_in + slack_fft + 2.0 * (n + 2) * rel_c * s_in
-    else:
-        rel = r_in * (1 + rel_c) + rel_c
-        tail_rel = t_in
-        slack = (s_in * (1 + rel_c) + slack_fft + rel_c * tail_l1(t_in, n)
-                 + scalars * (inf + top_mass))
+
+    def errors(ea: tuple[float, float, float],
+               eb: tuple[float, float, float]) -> tuple[float, float, float]:
+        (s_a, r_a, t_a), (s_b, r_b, t_b) = ea, eb
+        r_in = r_a + r_b + r_a * r_b
+        t_in = t_a * (1 + r_b) + t_b * (1 + r_a) + 2.0 * t_a * t_b * (min(na, nb) + 2)
+        s_in = (s_a * (1 + r_b) + s_b * (1 + r_a) + s_a * s_b
+                + tail_l1(t_a, na) * s_b + tail_l1(t_b, nb) * s_a)
+        if a.pessimistic:
+            return (s_in + slack_fft + 2.0 * (n + 2) * rel_c * s_in, r_in,
+                    t_in + rel_c * (1 + r_in + t_in) + scalars)
+        return (s_in * (1 + rel_c) + slack_fft + rel_c * tail_l1(t_in, n)
+                + scalars * (inf + top_mass), r_in * (1 + rel_c) + rel_c, t_in)
+
+    ea, eb = a.error_models, b.error_models
+    slack, rel, tail_rel = errors(ea[0], eb[0])
+    alt = None if len(ea) + len(eb) == 2 else errors(ea[-1], eb[-1])
     law = GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic, rel,
-                  a.shift + b.shift, top_mass, a.cut + b.cut, tail_rel)
+                  a.shift + b.shift, top_mass, a.cut + b.cut, tail_rel, alt=alt)
     return truncate(law, tail=tail, floor=8.0 * floor)
 
 
@@ -762,9 +785,9 @@ def self_compose(law: GridLaw, k: int, max_level: int, delay: int = 0) -> GridLa
     delay)/2), max_level): its discretisation error, O(h^2), is used k/m times, so each level costs
     about the same as the first discretisation (``delay`` squarings later: a quarter of it).
     """
-    if law.fallback_slack is not None and law.tail * k > TAIL_COMPOSED_MAX:
-        law = GridLaw(law.h, law.offset, law.masses, law.inf, law.fallback_slack, law.pessimistic,
-                      law.rel, law.shift, law.top_mass, law.cut)
+    if law.fallback_slack is not None:
+        # both charges of the source are carried; each delta uses the smaller result
+        law = replace(law, fallback_slack=None, alt=(law.fallback_slack, law.rel, 0.0))
     h0 = law.h
     result: GridLaw | None = None
     base = law

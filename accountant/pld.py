@@ -409,7 +409,10 @@ def _law_curve(law: GridLaw) -> PiecewiseLinearTradeoff:
     p = q * np.exp(-losses)
     alphas = np.concatenate([[0.0], np.cumsum(p)])
     betas = np.concatenate([[1.0 - law.inf], 1.0 - law.inf - np.cumsum(q)])
-    betas = np.maximum(betas - 2 * (law.slack + law.rel) - 1e-15, 0.0)
+    # delta <= raw + (s + r + t) / (1 - r - t) for each error model of the law (the curve is the
+    # held law's: it moves by at most the error on delta); the tail-relative part counts too
+    margin = min((s + r + t for s, r, t in law.error_models if r + t < 0.5), default=math.inf)
+    betas = np.maximum(betas - 2 * margin - 1e-15, 0.0)
     keep = np.concatenate([[True], np.diff(alphas) > 0])
     alphas, betas = alphas[keep], betas[keep]
     if alphas[-1] >= 1.0:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from accountant import PLD
+from accountant import GDP, PLD
 from accountant._plderror import U, ndtr_accuracy
 from accountant._pldgrid import GridLaw, convolve
 from accountant.pairs import _GaussianDirection
@@ -123,15 +123,30 @@ def test_dpsgd_tail_bracket() -> None:
         assert up - truth <= 1e-3, (delta, up - truth)
 
 
-def test_fallback_to_the_absolute_charge() -> None:
-    """A source whose tail-relative charge, times the count, exceeds TAIL_COMPOSED_MAX is composed
-    with its absolute charge instead (and the bracket still holds: checked on W1-type laws)."""
-    from accountant._pldgrid import TAIL_COMPOSED_MAX, self_compose
+def test_both_charges_are_carried_and_the_smaller_is_used() -> None:
+    """A source's tail-relative and absolute charges are both carried through its k-fold
+    composition (``GridLaw.alt``); delta uses the smaller bound: the absolute one at large delta,
+    the tail-relative one at small delta. Both stay above the truth, GDP(mu sqrt(k)). The source's
+    charges are raised to fixed values (a larger charge is still a bound), so that k copies of
+    the tail-relative one cost 1e-4 relative."""
+    from dataclasses import replace
 
-    law = _GaussianDirection(0.2).discretize(1e-3, True, 1e-21)
-    assert law.fallback_slack is not None and law.tail > 0.0
-    k = int(TAIL_COMPOSED_MAX / law.tail) + 2
-    big = self_compose(law, k, 4)
-    small = self_compose(law, 2, 4)
-    assert big.slack >= k * law.fallback_slack * 0.5  # the absolute charge, used ~k times
-    assert small.slack < law.fallback_slack  # the tail-relative one
+    from accountant._pldgrid import self_compose
+
+    mu0, k = 0.005, 20_000
+    law = _GaussianDirection(mu0).discretize(1e-4, True, 1e-21)
+    assert law.fallback_slack is not None
+    law = replace(law, tail=max(law.tail, 5e-9), fallback_slack=max(law.fallback_slack, 2e-15))
+    comp = self_compose(law, k, 4)
+    assert comp.alt is not None
+    by_tail_model, by_abs_model = comp.error_models
+    assert by_tail_model[2] >= k * law.tail and by_abs_model[0] >= k * law.fallback_slack * 0.5
+    truth = GDP(mu0 * math.sqrt(k))
+    winners = set()
+    for eps in (0.0, 1.0, 3.0, 5.0, 8.0):
+        raw = comp.raw_delta(eps)
+        by_tail, by_abs = ((raw + s) / (1.0 - r - t) for s, r, t in comp.error_models)
+        assert comp.delta(eps) == min(1.0, by_tail, by_abs)
+        assert truth.delta(eps) <= comp.delta(eps)
+        winners.add("tail" if by_tail < by_abs else "absolute")
+    assert winners == {"tail", "absolute"}

@@ -46,6 +46,20 @@ def test_smaller_tol_gives_a_narrower_bracket(build: object, truth: float) -> No
     assert widths[0] > 5 * widths[-1], widths
 
 
+def test_finer_tols_keep_narrowing_on_w3() -> None:
+    # below tol 1e-5 the k copies of W3's tail-relative source charge, and their cross terms,
+    # outgrew the grid error (tol 1e-6: upper - truth 1.4e-4, 7x that at 1e-5); the absolute
+    # charge is now carried too and each delta uses the smaller bound
+    truth = 1.8282367
+    excess = []
+    for tol in (1e-5, 3e-6, 1e-6):
+        lo, up = w3(tol).epsilon_bracket(DELTA)
+        assert lo - 1e-7 <= truth <= up + 1e-7
+        excess.append(up - truth)
+    assert all(b < a for a, b in itertools.pairwise(excess)), excess
+    assert excess[-1] < 3e-6, excess
+
+
 def test_tol_default_and_override() -> None:
     g = subsample(GDP(1.0), 0.01)
     assert g.tol == PLD.gaussian(1.0).tol
