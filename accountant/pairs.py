@@ -829,6 +829,8 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
 #: Far end of the root bracket of ``_MixtureDirection``, in standard deviations beyond every mean:
 #: every component's mass beyond it (Phi(-40) < 1e-349) is below the smallest double.
 _MIXTURE_FAR = 40.0
+#: Sub-intervals over which ``_MixtureDirection.slope_bounds`` takes its interval bounds.
+_MIXTURE_SPLIT = 4
 
 
 def _log_mixture(x: FloatArray, means: FloatArray, logw: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -888,20 +890,28 @@ class _MixtureDirection(_TailDirection):
         g = np.asarray(g, dtype=np.float64)
         inside = (g > la) & (g < lb)
         gi = g[inside]
-        lo, hi = np.full(gi.shape, xa), np.full(gi.shape, xb)
-        x = np.clip(xa + (gi - la) / (lb - la) * (xb - xa), xa, xb)
+        # start from a table of L on 4097 points (the bracket's ends and the interpolated root),
+        # then safeguarded Newton steps on the points not yet converged
+        xs = np.linspace(xa, xb, 4097)
+        ls = np.maximum.accumulate(self.loss(xs)[0])
+        k = np.clip(np.searchsorted(ls, gi, side="right"), 1, xs.size - 1)
+        lo, hi = xs[k - 1], xs[k]
+        x = np.clip(np.interp(gi, ls, xs), lo, hi)
+        active = np.arange(gi.size)
         for _ in range(200):
-            f, d = self.loss(x)
-            f = f - gi
-            lo = np.where(f <= 0, x, lo)
-            hi = np.where(f > 0, x, hi)
+            xa_ = x[active]
+            f, d = self.loss(xa_)
+            f = f - gi[active]
+            lo[active] = np.where(f <= 0, xa_, lo[active])
+            hi[active] = np.where(f > 0, xa_, hi[active])
             with np.errstate(divide="ignore", invalid="ignore"):
-                xn = x - f / d
-            bad = ~((xn > lo) & (xn < hi))
-            xn = np.where(bad, 0.5 * (lo + hi), xn)
-            done = np.abs(xn - x) <= 4 * EPS_MACH * np.maximum(1.0, np.abs(x))
-            x = xn
-            if done.all():
+                xn = xa_ - f / d
+            bad = ~((xn > lo[active]) & (xn < hi[active]))
+            xn = np.where(bad, 0.5 * (lo[active] + hi[active]), xn)
+            done = np.abs(xn - xa_) <= 4 * EPS_MACH * np.maximum(1.0, np.abs(xa_))
+            x[active] = xn
+            active = active[~done]
+            if active.size == 0:
                 break
         out = np.where(g <= la, -np.inf, np.inf)
         out[inside] = x
@@ -978,7 +988,6 @@ class _MixtureDirection(_TailDirection):
         # are increasing and |v'| = |third central moment| <= R v <= R^3 / 4 (R the range of the
         # means), so each term lies in an interval; the quotient's bounds follow by interval
         # arithmetic (both infinite where L' may vanish), with 16 u pads on the terms
-        pm, _, qm, _ = self._arrays
         zero = np.zeros_like(lo)
         x0, x1 = self.inverse(lo), self.inverse(hi)
         up, down = np.full(lo.shape, np.inf), np.full(lo.shape, -np.inf)
@@ -989,6 +998,23 @@ class _MixtureDirection(_TailDirection):
         x1 = x1[fin] + self._root_error(x1[fin], hi[fin], zero[fin])
         ok = np.isfinite(x0) & np.isfinite(x1)
         x0, x1 = np.where(ok, x0, 0.0), np.where(ok, x1, 0.0)
+        # the interval bounds lose in proportion to the interval's width: 4 sub-intervals
+        s_lo, s_hi = np.full(x0.shape, np.inf), np.full(x0.shape, -np.inf)
+        for i in range(_MIXTURE_SPLIT):
+            a0 = x0 + (x1 - x0) * (i / _MIXTURE_SPLIT)
+            a1 = x1 if i == _MIXTURE_SPLIT - 1 else x0 + (x1 - x0) * ((i + 1) / _MIXTURE_SPLIT)
+            lo_i, hi_i = self._slope_interval(np.minimum(a0, a1), np.maximum(a0, a1))
+            s_lo, s_hi = np.minimum(s_lo, lo_i), np.maximum(s_hi, hi_i)
+        good = ok & ~np.isnan(s_hi) & ~np.isnan(s_lo)
+        idx = np.flatnonzero(fin)
+        up[idx] = np.where(good, s_hi, np.inf)
+        down[idx] = np.where(good, s_lo, -np.inf)
+        return down, up
+
+    def _slope_interval(self, x0: FloatArray, x1: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Bounds of (log f)' over the losses of x in [x0, x1] (``slope_bounds``; nan or
+        infinite where L' may vanish)."""
+        pm, _, qm, _ = self._arrays
         w = x1 - x0
         big = float(np.max(np.abs(np.concatenate([pm, qm]))))
         pad = 16.0 * EPS_MACH * (pm.size + qm.size + 2) * (big + 1.0)
@@ -1016,11 +1042,9 @@ class _MixtureDirection(_TailDirection):
             s_lo = n_lo / np.where(n_lo >= 0, l1_hi, l1_lo)
             s_hi = s_hi + 16.0 * EPS_MACH * (np.abs(s_hi) + 1.0)
             s_lo = s_lo - 16.0 * EPS_MACH * (np.abs(s_lo) + 1.0)
-        good = ok & (l1_lo > 0) & ~np.isnan(s_hi) & ~np.isnan(s_lo)
-        idx = np.flatnonzero(fin)
-        up[idx] = np.where(good, s_hi, np.inf)
-        down[idx] = np.where(good, s_lo, -np.inf)
-        return down, up
+        positive = l1_lo > 0
+        return (np.asarray(np.where(positive, s_lo, np.nan), dtype=np.float64),
+                np.asarray(np.where(positive, s_hi, np.nan), dtype=np.float64))
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         z = _z(tail)
