@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -116,12 +117,20 @@ def up_share(slope: FloatArray, h: float) -> FloatArray:
     return np.asarray(np.clip(share, 0.0, 1.0), dtype=np.float64)
 
 
+class CellErrors(NamedTuple):
+    """Entrywise error bounds of a source's tails at the nodes and of its cells."""
+
+    dsq: FloatArray  # the upper and lower Q-tails' errors at the nodes
+    dfq: FloatArray
+    d_cell: FloatArray  # a cell's q error from its two tails
+    round_q: FloatArray  # q's rounding and clip at 0
+    dx: FloatArray  # x = q - e^g p as differenced, before its clip to [0, q]
+
+
 def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
-                accuracy: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, ...]:
+                accuracy: tuple[FloatArray, FloatArray]) -> CellErrors:
     """Entrywise error bounds of a source's cells, from ``accuracy`` = (rel, abs) with
-    |T~ - T| <= rel T~ + abs for each of the tails (fq, sq, fp, sp) at the nodes g: (the four
-    tails' errors, the cells' q error from the two tails differenced, q's rounding and clip at 0,
-    the bound dx on the error of x = q - e^g p as differenced, before its clip to [0, q])."""
+    |T~ - T| <= rel T~ + abs for each of the tails (fq, sq, fp, sp) at the nodes g."""
     fq, sq, fp, sp = tails
     rel, ab = accuracy
 
@@ -151,17 +160,17 @@ def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
     dq = d_cell + round_q
     dx = (np.where(np.isfinite(dpn), dpn, np.inf) + 2.0 * dq) * (1.0 + 1e-6) + 2.0 * U * (
         np.abs(q_hat) + np.where(np.isfinite(pn), pn, 0.0))
-    return dsq, dfq, d_cell, round_q, dx
+    return CellErrors(dsq, dfq, d_cell, round_q, dx)
 
 
-def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
-                    accuracy: tuple[FloatArray, FloatArray], cells_q: FloatArray,
-                    cells_atoms: FloatArray, node_atoms: FloatArray, base_slack: float) -> GridLaw:
+def source_tail_law(law: GridLaw, tails: tuple[FloatArray, ...], errors: CellErrors,
+                    cells_q: FloatArray, cells_atoms: FloatArray, node_atoms: FloatArray,
+                    base_slack: float) -> GridLaw:
     """The pessimistic ``law`` of a tail source with its error bounds (module docstring): stated
     tail-relatively (``tail``, excess in ``slack``), with the absolute charge max_j TB_j kept as
     ``fallback_slack``, or that absolute charge alone when it is the smaller. ``tails`` = (fq, sq,
-    fp, sp) at the nodes g, ``accuracy`` = (rel, abs) with |T~ - T| <= rel T~ + abs for each of
-    them; ``cells_q`` the cell masses differenced from the tails (before atoms), ``cells_atoms`` /
+    fp, sp) at the nodes, ``errors`` their and the cells' error bounds (``cell_errors``);
+    ``cells_q`` the cell masses differenced from the tails (before atoms), ``cells_atoms`` /
     ``node_atoms`` the atoms' Q-masses deposited in cells and on nodes; ``base_slack`` the
     absolute error of the law not covered here (atoms moved). The split b~ sent up is an upper
     bound of connect-the-dots' (``up_share``, or x rounded up by ``cell_errors``) computed as
@@ -169,7 +178,7 @@ def source_tail_law(law: GridLaw, g: FloatArray, tails: tuple[FloatArray, ...],
     (exact q, same split) it errs by at most the cell's q error and its rounding."""
     n = cells_q.size  # cells; n + 1 nodes
     assert law.masses.size <= n + 1
-    dsq, dfq, d_cell, round_q, _ = cell_errors(g, tails, accuracy)
+    dsq, dfq, d_cell, round_q, _ = errors
     upper = tails[1][:-1] <= 0.5
     dq = d_cell + round_q + 8.0 * U * cells_atoms
     q_held = cells_q + cells_atoms

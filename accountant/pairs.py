@@ -96,12 +96,14 @@ class _TailDirection(LossDirection):
         """(rel, abs) with |T~ - T| <= rel T~ + abs for each of the four tails computed at g,
         where g is within dg of the exact argument."""
 
-    def slope_bounds(self, lo: FloatArray,
-                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
-        """(a, b) with a <= (log f)'(l) <= b for every l in [lo, hi] where f, the density of the
-        continuous part of L under Q, is positive (+inf for b where the interval holds the lower
-        end of f's support strictly inside, -inf for a at the upper end); None when undeclared
-        (the split is then rounded up by the tails' error bound, ``cell_errors``)."""
+    def slope_bounds(self, g: FloatArray,
+                     dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        """For each cell between consecutive nodes of the increasing g, widened by the nodes'
+        errors dg: (a, b) with a <= (log f)'(l) <= b for every l in [g_j - dg_j, g_{j+1} +
+        dg_{j+1}] where f, the density of the continuous part of L under Q, is positive (+inf for
+        b where the interval holds the lower end of f's support strictly inside, -inf for a at
+        the upper end); None when undeclared (the split is then rounded up by the tails' error
+        bound, ``cell_errors``)."""
         return None
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
@@ -125,30 +127,30 @@ class _TailDirection(LossDirection):
         accuracy = None
         if pessimistic:  # r = 1: the cells are those of the law's grid
             dg = product_error(np.arange(j0, j1 + 1, dtype=np.float64), h)
-            accuracy = self.tail_accuracy(g, dg)
-            x = self._split_up(g, dg, h, q, x, tails, accuracy)
+            accuracy = cell_errors(g, tails, self.tail_accuracy(g, dg))
+            x = self._split_up(g, dg, h, q, x, accuracy.dx)
         nodes = np.zeros(g.size)
         atoms, atom_q = self.point_masses()
         extra = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
         law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
                          q_below=float(fq[0]), pessimistic=pessimistic,
                          slack=(extra if pessimistic else 8 * EPS_MACH + extra), node_q=nodes)
+        self.__dict__.pop("_memo", None)  # a subclass's values kept for these nodes
         if accuracy is None:
             return law
         in_cells = np.abs(q - cells_q) + EPS_MACH * q
-        return source_tail_law(law, g, tails, accuracy, cells_q, in_cells, nodes, extra)
+        return source_tail_law(law, tails, accuracy, cells_q, in_cells, nodes, extra)
 
     def _split_up(self, g: FloatArray, dg: FloatArray, h: float, q: FloatArray, x: FloatArray,
-                  tails: tuple[FloatArray, ...],
-                  accuracy: tuple[FloatArray, FloatArray]) -> FloatArray:
+                  dx: FloatArray) -> FloatArray:
         """x' with min(x' / (1 - e^{-h}), q) at least connect-the-dots' exact split b of each
         cell (g within dg of the exact nodes; ``_plderror``): the smaller of two upper bounds,
-        x as differenced rounded up by its error bound (tight where the cell's mass is large
+        x as differenced rounded up by its error bound dx (tight where the cell's mass is large
         against the tail) and, when declared, the slope bounds' (tight where the density is
         smooth on the scale of h); both are divided by c_h in ``from_cells`` (8 u covers it)."""
         c_h = -math.expm1(-h)
-        up = x + cell_errors(g, tails, accuracy)[-1] + 8.0 * EPS_MACH * q * c_h
-        slopes = self.slope_bounds(g[:-1] - dg[:-1], g[1:] + dg[1:])
+        up = x + dx + 8.0 * EPS_MACH * q * c_h
+        slopes = self.slope_bounds(g, dg)
         if slopes is not None:
             up = np.minimum(up, q * (up_share(slopes[1], h) * (1.0 + 8.0 * EPS_MACH)) * c_h)
         return np.asarray(np.minimum(up, q), dtype=np.float64)
@@ -162,11 +164,19 @@ def _ndtr(x: FloatArray) -> FloatArray:
     return np.asarray(special.ndtr(x), dtype=np.float64)
 
 
+def _cells(g: FloatArray, dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The cells [g_j - dg_j, g_{j+1} + dg_{j+1}], rounded outward."""
+    with np.errstate(invalid="ignore"):
+        lo, hi = g[:-1] - dg[:-1], g[1:] + dg[1:]
+        return (np.where(np.isfinite(lo), np.nextafter(lo, -np.inf), lo),
+                np.where(np.isfinite(hi), np.nextafter(hi, np.inf), hi))
+
+
 def _linear_slopes(c0: float, c1: float, lo: FloatArray,
                    hi: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Bounds of c0 + c1 l over [lo, hi] (c1 < 0, both computed to 2 roundings: 8 u pads)."""
     def at(l_: FloatArray, sign: float) -> FloatArray:
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             v = c0 + c1 * l_
             pad = np.where(np.isfinite(l_), 8.0 * EPS_MACH * (np.abs(c1 * l_) + abs(c0)), 0.0)
         return np.asarray(v + sign * pad, dtype=np.float64)
@@ -201,10 +211,10 @@ class _GaussianDirection(_TailDirection):
         rel = np.maximum(ndtr_accuracy(zq, dz), ndtr_accuracy(zp, dz))
         return rel, np.zeros_like(rel)
 
-    def slope_bounds(self, lo: FloatArray,
-                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+    def slope_bounds(self, g: FloatArray,
+                     dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         # L ~ N(mu^2/2, mu^2) under Q: (log f)'(l) = 1/2 - l / mu^2, decreasing; 4 roundings
-        return _linear_slopes(0.5, -1.0 / (self.mu * self.mu), lo, hi)
+        return _linear_slopes(0.5, -1.0 / (self.mu * self.mu), *_cells(g, dg))
 
 
 @dataclass(frozen=True)
@@ -242,11 +252,12 @@ class _LaplaceDirection(_TailDirection):
         ab = 0.3 * np.where(band, dg, 0.0) + np.where(g < 0.0, 2 * u * -math.expm1(-self.eps), 0.0)
         return np.full(g.shape, 16 * u), np.asarray(ab, dtype=np.float64)
 
-    def slope_bounds(self, lo: FloatArray,
-                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+    def slope_bounds(self, g: FloatArray,
+                     dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         # under Lap(eps, 1) the continuous part x in (0, eps) has density e^{x - eps} / 2 and
         # L = 2x - eps: f(l) is proportional to e^{l/2} on (-eps, eps)
         e = self.eps
+        lo, hi = _cells(g, dg)
         return (np.where((lo < e) & (hi > e), -np.inf, 0.5),
                 np.where((lo < -e) & (hi > -e), np.inf, 0.5))
 
@@ -277,11 +288,40 @@ class SubsampledTailDirection(_TailDirection):
 
     def _base_loss(self, v: FloatArray) -> FloatArray:
         """phi^{-1}(v) for v > log(1 - r), else -inf."""
+        return self._base_loss_bounded(v, None)[0]
+
+    def _mapped(self, g: FloatArray, dg: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """(v, l, dl) for nodes g within dg of exact ones: v = g (remove) or -g (add), l its base
+        loss and dl l's error bound; the last call's result is kept (``tail_accuracy`` and
+        ``slope_bounds`` read the same nodes)."""
+        memo = self.__dict__.get("_memo")
+        if memo is not None and memo[0] is g and memo[1] is dg:
+            v, l_, dl = memo[2]
+            return v, l_, dl
+        v = g if self.direction == "remove" else -g
+        l_, dl = self._base_loss_bounded(v, dg)
+        self.__dict__["_memo"] = (g, dg, (v, l_, dl))
+        return v, l_, dl
+
+    def _base_loss_bounded(self, v: FloatArray,
+                           dv: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+        """phi^{-1}(v) (-inf for v <= log(1 - r)) and, when dv is given, a bound of its error
+        against phi^{-1}(v') for any exact v' within dv of v (0 where it is -inf)."""
+        u = EPS_MACH / 2
         r = self.rate
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            near = np.log((np.expm1(v) + r) / r)  # accurate near log(1 - r); overflows above 709
+            em = np.expm1(v)
+            y = em + r
+            near = np.log(y / r)  # accurate near log(1 - r); overflows above 709
             far = v + np.log1p(-(1.0 - r) * np.exp(-v)) - math.log(r)
-        return np.where(v > math.log1p(-r), np.where(v > 1.0, far, near), -np.inf)
+            l_ = np.where(v > math.log1p(-r), np.where(v > 1.0, far, near), -np.inf)
+            if dv is None:
+                return l_, l_
+            dy = (u * np.abs(em) + (em + 1.0) * dv) * 1.01 + u * np.abs(y)
+            d_near = np.where(y > dy, dy / (y - dy) * 1.01 + u * (np.abs(l_) + 4.0), np.inf)
+            d_far = 2.6 * dv + 4 * u * (np.abs(v) + np.abs(l_) + abs(math.log(r)) + 2.0)
+            dl = np.where(np.isfinite(l_), np.where(v > 1.0, d_far, d_near), 0.0)
+        return l_, np.asarray(dl, dtype=np.float64)
 
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         r = self.rate
@@ -292,37 +332,23 @@ class SubsampledTailDirection(_TailDirection):
         fq0, sq0, fp0, sp0 = self.base.tails(self._base_loss(-g))
         return sp0, fp0, (1 - r) * sp0 + r * sq0, (1 - r) * fp0 + r * fq0
 
-    def _base_loss_error(self, v: FloatArray, dv: FloatArray, l_: FloatArray) -> FloatArray:
-        """Bound of |l_ - phi^{-1}(v')| for the computed l_ = ``_base_loss(v)`` and any exact
-        v' within dv of v (0 where l_ = -inf)."""
-        u = EPS_MACH / 2
-        r = self.rate
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            em = np.expm1(v)
-            y = em + r
-            dy = (u * np.abs(em) + np.exp(v) * dv) * 1.01 + u * np.abs(y)
-            near = np.where(y > dy, dy / (y - dy) * 1.01 + u * (np.abs(l_) + 4.0), np.inf)
-            far = 2.6 * dv + 4 * u * (np.abs(v) + np.abs(l_) + abs(math.log(r)) + 2.0)
-            dl = np.where(v > 1.0, far, near)
-        return np.asarray(np.where(np.isfinite(l_), dl, 0.0), dtype=np.float64)
-
-    def slope_bounds(self, lo: FloatArray,
-                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+    def slope_bounds(self, g: FloatArray,
+                     dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         # With D(l) = dl/dv = 1 + (1 - r) e^{-l} / r (decreasing in l) and s(l) the base's slope:
         # remove: f(v) = f_Q(l) r D(l)^2, (log f)'(v) = 2 + (s(l) - 2) D(l);
         # add: L = -phi(l) under P, f(v) = f_Q(l) e^{-l} D(l), (log f)'(v) = (2 - s(l)) D(l) - 1;
-        # bounded over the base interval [l(v_lo), l(v_hi)] (widened by the map's error)
+        # bounded over the base's cells between the nodes l = phi^{-1}(+-g) (the add order
+        # reversed), widened by the map's error
         r = self.rate
         remove = self.direction == "remove"
-        v_lo, v_hi = (lo, hi) if remove else (-hi, -lo)
-        zero = np.zeros_like(v_lo)
-        l_lo, l_hi = self._base_loss(v_lo), self._base_loss(v_hi)
-        l_lo = l_lo - self._base_loss_error(v_lo, zero, l_lo)
-        l_hi = l_hi + self._base_loss_error(v_hi, zero, l_hi)
-        base = self.base.slope_bounds(l_lo, l_hi)
+        _, l_, dl = self._mapped(g, dg)
+        if not remove:  # increasing nodes
+            l_, dl = l_[::-1], dl[::-1]
+        base = self.base.slope_bounds(l_, dl)
         if base is None:
             return None
         s_lo, s_hi = base
+        l_lo, l_hi = _cells(l_, dl)
         c = (1.0 - r) / r
         with np.errstate(invalid="ignore", over="ignore"):
             d_max = (1.0 + c * np.exp(-l_lo)) * (1.0 + 4.0 * EPS_MACH)
@@ -335,7 +361,8 @@ class SubsampledTailDirection(_TailDirection):
             if remove:
                 up, down = 2.0 + scaled(s_hi - 2.0, True), 2.0 + scaled(s_lo - 2.0, False)
             else:
-                up, down = scaled(2.0 - s_lo, True) - 1.0, scaled(2.0 - s_hi, False) - 1.0
+                up = (scaled(2.0 - s_lo, True) - 1.0)[::-1]
+                down = (scaled(2.0 - s_hi, False) - 1.0)[::-1]
             pad_up = 4.0 * EPS_MACH * (np.abs(up) + 2.0)
             pad_down = 4.0 * EPS_MACH * (np.abs(down) + 2.0)
             up = np.where(np.isnan(up), np.inf, up + pad_up)
@@ -348,9 +375,8 @@ class SubsampledTailDirection(_TailDirection):
         # weights (3 u more)
         u = EPS_MACH / 2
         r = self.rate
-        v = g if self.direction == "remove" else -g
-        l_ = self._base_loss(v)
-        rel, ab = self.base.tail_accuracy(l_, self._base_loss_error(v, dg, l_))
+        v, l_, dl = self._mapped(g, dg)
+        rel, ab = self.base.tail_accuracy(l_, dl)
         # where l = -inf was computed but the exact argument may lie above log(1 - r), the
         # lower tails there are at most the base's at the largest such argument
         edge = ~np.isfinite(l_) & (v + dg > math.log1p(-r))
@@ -409,14 +435,16 @@ class SymmetricTailDirection(_TailDirection):
             summed = ab + 2.0 * ab0 + (rel0 + 2.0 * EPS_MACH) * (sq0 + sp0) + rel * (sq + sp)
         return rel + EPS_MACH, np.asarray(np.where(g < 0, summed, ab), dtype=np.float64)
 
-    def slope_bounds(self, lo: FloatArray,
-                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+    def slope_bounds(self, g: FloatArray,
+                     dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         # losses >= 0: the base's density; losses l < 0: f(l) = f_P(-l) = f_Q(-l) e^{l} of the
-        # base, slope 1 - s(-l); a cell across 0 takes the extremes of both parts
-        pos = self.base.slope_bounds(np.maximum(lo, 0.0), np.maximum(hi, 0.0))
-        neg = self.base.slope_bounds(np.maximum(-hi, 0.0), np.maximum(-lo, 0.0))
-        if pos is None or neg is None:
+        # base, slope 1 - s(-l) (its cells reversed); a cell across 0 takes both parts' extremes
+        pos = self.base.slope_bounds(np.maximum(g, 0.0), dg)
+        neg_r = self.base.slope_bounds(np.maximum(-g, 0.0)[::-1], dg[::-1])
+        if pos is None or neg_r is None:
             return None
+        neg = (neg_r[0][::-1], neg_r[1][::-1])
+        lo, hi = _cells(g, dg)
         with np.errstate(invalid="ignore"):
             n_lo = 1.0 - neg[1] - 2.0 * EPS_MACH * (np.abs(neg[1]) + 1.0)
             n_hi = 1.0 - neg[0] + 2.0 * EPS_MACH * (np.abs(neg[0]) + 1.0)
@@ -980,22 +1008,26 @@ class _MixtureDirection(_TailDirection):
             rel[fin] = worst + (means.size + 2) * EPS_MACH
         return rel, np.full(g.shape, 1e-300)
 
-    def slope_bounds(self, lo: FloatArray,
-                     hi: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+    def slope_bounds(self, g: FloatArray,
+                     dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         # f(l) = q_X(x) / L'(x) at x = L^{-1}(l), so (log f)'(l) = ((m_Q - x) - L''/L') / L' with
         # L' = m_Q - m_P and L'' = v_Q - v_P (posterior means and variances of the component
         # means). On the cell's x-interval [x0, x1] (roots widened by their error), m_Q and m_P
         # are increasing and |v'| = |third central moment| <= R v <= R^3 / 4 (R the range of the
         # means), so each term lies in an interval; the quotient's bounds follow by interval
         # arithmetic (both infinite where L' may vanish), with 16 u pads on the terms
-        zero = np.zeros_like(lo)
-        x0, x1 = self.inverse(lo), self.inverse(hi)
-        up, down = np.full(lo.shape, np.inf), np.full(lo.shape, -np.inf)
+        x = self.inverse(g)
+        d = np.full(g.shape, np.inf)
+        ok_x = np.isfinite(x)
+        if ok_x.any():
+            d[ok_x] = self._root_error(x[ok_x], g[ok_x], dg[ok_x])
+        x0, x1 = x[:-1], x[1:]
+        up, down = np.full(x0.shape, np.inf), np.full(x0.shape, -np.inf)
         fin = np.isfinite(x0) & np.isfinite(x1)
         if not fin.any():
             return down, up
-        x0 = x0[fin] - self._root_error(x0[fin], lo[fin], zero[fin])
-        x1 = x1[fin] + self._root_error(x1[fin], hi[fin], zero[fin])
+        x0 = x0[fin] - d[:-1][fin]
+        x1 = x1[fin] + d[1:][fin]
         ok = np.isfinite(x0) & np.isfinite(x1)
         x0, x1 = np.where(ok, x0, 0.0), np.where(ok, x1, 0.0)
         # the interval bounds lose in proportion to the interval's width: 4 sub-intervals
