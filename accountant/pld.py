@@ -83,11 +83,10 @@ class PLD(Guarantee):
     ``tol`` is the target width in epsilon of the bracket ``epsilon_bracket``: the grid width h is
     chosen so that the discretisation error, about GRID_CONST * steps * h^2, is tol (Gaussian
     pairs, composed exactly first, count as one step); the lower bound's law is coarsened later
-    (OPTIMISTIC_DELAY). The width measured is 0.2-4x tol on the
-    benchmark workloads and shrinks when tol does (round-off is kept far below it:
-    ``_pldgrid._split_conv``); it is larger (25-150x tol measured) for Poisson-subsampled
-    Gaussians with sigma < 1 and q <= 0.01, whose lower bound is the loose side. Cost grows like
-    1/sqrt(tol).
+    (OPTIMISTIC_DELAY). The width measured is 0.14-2.7x tol on the benchmark workloads and
+    shrinks when tol does (round-off is kept far below it: ``_pldgrid._split_conv``); it is
+    larger (7-32x tol on three cases measured) for Poisson-subsampled Gaussians with sigma < 1
+    and q <= 0.01, whose lower bound is the loose side. Cost grows like 1/sqrt(tol).
     """
 
     factors: tuple[tuple[Pair, int], ...]
