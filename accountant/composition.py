@@ -90,7 +90,7 @@ def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact",
         if method not in ("exact", "pld"):
             raise ValueError(f"tol applies to PLD compositions (method 'pld' or 'exact'), "
                              f"not to method={method!r}")
-    if method != "clt" and any(isinstance(g, CLTGDP) for g in gs):
+    if method != "clt" and any(issubclass(k, CLTGDP) for k in set(map(type, gs))):
         raise ValueError(f"a CLTGDP is an approximation, not a bound, and cannot be composed by "
                          f"method={method!r}; use method='clt', or its .rigorous() guarantee")
     if method == "exact":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, singledispatch
 
@@ -481,7 +481,8 @@ def compose_plds(items: Sequence[Guarantee], tol: float | None = None) -> PLD:
     target bracket width (see ``PLD``); by default the smallest of the PLDs composed."""
     # [g] * T repeats one object: count objects by identity first (C speed), convert each once
     by_id = dict(zip(map(id, items), items, strict=True))
-    multiplicity = Counter(map(id, items))
+    multiplicity: Mapping[int, int] = ({next(iter(by_id)): len(items)} if len(by_id) == 1
+                                       else Counter(map(id, items)))
     plds = [(pld_from_guarantee(g), multiplicity[k]) for k, g in by_id.items()]
     counts: Counter[Pair] = Counter()
     order: list[Pair] = []
