@@ -549,76 +549,67 @@ def _fft_sum(terms: list[tuple[FloatArray, FloatArray]], n: int) -> FloatArray:
 
 #: the bound of an integer product must stay below this for rounding to recover it exactly
 EXACT_BOUND = 0.25
-#: widest slice tried (two slices of 26 bits keep their integer sums exact in doubles)
+#: widest slice tried (slices of 26 bits keep their integer sums exact in doubles)
 MAX_SLICE_BITS = 26
 
 
 class _Operand:
-    """One operand x of ``_split_conv``, sliced: x = ulp0 H0 + ulp1 H1 + t2 with H0, H1 integers
-    in [0, 2^beta) on the window [lo, hi) where x >= ulp1, ulp_k = top 2^{-(k+1) beta} (top a power
-    of 2 at least max x), and 0 <= t2 < ulp1 everywhere. Every step is exact in floating point:
-    scalings by powers of 2, floor, and the remainders x - floor(x / ulp) ulp."""
+    """One operand x of ``_split_conv``, sliced: x = sum_{k < S} ulp_k H_k + t with H_k integers
+    in [0, 2^beta) on the window [lo, hi) where x >= ulp_{S-1}, ulp_k = top 2^{-(k+1) beta} (top a
+    power of 2 at least max x), and 0 <= t < ulp_{S-1} everywhere. Every step is exact in
+    floating point: scalings by powers of 2, floor, and the remainders r - floor(r / ulp) ulp."""
 
     def __init__(self, x: FloatArray) -> None:
         self.x: FloatArray = x
         self.top = math.ldexp(1.0, math.frexp(float(x.max()))[1])
 
-    def window(self, beta: int) -> tuple[int, int, float, FloatArray, FloatArray]:
-        """(lo, hi, ulp0, H0, H1) for slices of beta bits."""
-        ulp0, ulp1 = math.ldexp(self.top, -beta), math.ldexp(self.top, -2 * beta)
-        above = self.x >= ulp1  # somewhere true: max x >= top / 2 >= ulp1
+    def window(self, beta: int, slices: int) -> tuple[int, int, float, list[FloatArray]]:
+        """(lo, hi, ulp0, [H_0, ..., H_{S-1}]) for S = ``slices`` slices of beta bits."""
+        ulp0 = math.ldexp(self.top, -beta)
+        above = self.x >= math.ldexp(self.top, -slices * beta)  # true at max x >= top / 2
         lo, hi = int(np.argmax(above)), self.x.size - int(np.argmax(above[::-1]))
-        xw = self.x[lo:hi]
-        h0 = np.floor(xw / ulp0)
-        h1 = np.floor((xw - h0 * ulp0) / ulp1)
-        return lo, hi, ulp0, h0, h1
+        r = self.x[lo:hi]
+        hs = []
+        for k in range(slices):
+            ulp = math.ldexp(ulp0, -k * beta)
+            hk = np.floor(r / ulp)
+            hs.append(hk)
+            r = r - hk * ulp
+        return lo, hi, ulp0, hs
 
-    def t2(self, beta: int) -> FloatArray:
-        """The remainder t2 (full length)."""
-        lo, hi, ulp0, h0, h1 = self.window(beta)
-        t2: FloatArray = self.x.copy()
-        t2[lo:hi] = (self.x[lo:hi] - h0 * ulp0) - h1 * math.ldexp(ulp0, -beta)
-        return t2
+    def rest(self, beta: int, slices: int) -> FloatArray:
+        """The remainder t (full length)."""
+        lo, hi, ulp0, hs = self.window(beta, slices)
+        t: FloatArray = self.x.copy()
+        r = self.x[lo:hi]
+        for k, hk in enumerate(hs):
+            r = r - hk * math.ldexp(ulp0, -k * beta)
+        t[lo:hi] = r
+        return t
 
 
-def _integer_bounds(fa: tuple[FloatArray, FloatArray], fb: tuple[FloatArray, FloatArray],
-                    nfe: int) -> tuple[float, float, float]:
-    """Worst-case l2 (hence entrywise) error bounds of the FFT products of the integer slices:
-    H0 * H0', H0 * H1' + H1 * H0' and H1 * H1' (``_fft_sum``'s factor, with 3 terms)."""
-    (a02, a01), (a12, a11) = _norms(fa[0]), _norms(fa[1])
-    (b02, b01), (b12, b11) = _norms(fb[0]), _norms(fb[1])
+def _integer_bounds(fa: list[FloatArray], fb: list[FloatArray], nfe: int) -> list[float]:
+    """Worst-case l2 (hence entrywise) error bounds of the FFT products of the integer slices, by
+    diagonal d: sum_{i + j = d} H_i * H_j' (``_fft_sum``'s factor, with at most 3 terms)."""
+    na, nb = [_norms(x) for x in fa], [_norms(x) for x in fb]
     factor = 1.01 * (_fft_relative_error(nfe) + 7 * EPS_MACH / 2.0)
-    return (factor * (a02 * b01 + a01 * b02),
-            factor * (a02 * b11 + a01 * b12 + a12 * b01 + a11 * b02),
-            factor * (a12 * b11 + a11 * b12))
+    out = [0.0] * (len(fa) + len(fb) - 1)
+    for i, (a2, a1) in enumerate(na):
+        for j, (b2, b1) in enumerate(nb):
+            out[i + j] += factor * (a2 * b1 + a1 * b2)
+    return out
 
 
-def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
-                refine_above: float | None = None) -> tuple[FloatArray, float, float, float]:
-    """a * b of non-negative arrays with error-free splitting [@ozaki2012error]: the two leading
-    slices of each operand are integer vectors whose products the FFT computes with a certified
-    error below 1/4, so rounding returns them exactly; only products of small remainders carry
-    round-off, charged by ``_fft_sum``'s bound.
-
-    With h_k = ulp_k H_k and a = h0 + h1 + t2 (likewise b): a * b = h0 h0' + (h0 h1' + h1 h0')
-    [exact] + h1 h1' [short FFT] + (h0 + h1) t2' + t2 b [full length]. As t2 < 2^-2beta and
-    h1 < 2^-beta of the largest entry, the error is about 2^-2beta times that of a plain FFT. The
-    slice width beta is the largest for which both integer products are certified exact.
-
-    When the remainder products' bound exceeds ``refine_above``, they are split in turn (once):
-    they are non-negative products below a * b entrywise (t2 <= a, h0 + h1 <= a, 2a - t2 <= 2a),
-    so their relative errors count twice, and their absolute error is 2^-2beta smaller again.
-    """
-    same = b is None
-    oa = _Operand(a)
-    ob = oa if b is None else _Operand(b)
+def _choose_beta(oa: _Operand, ob: _Operand | None, slices: int) -> int:
+    """The widest slice (bits) for which the diagonals d < S of the integer products are certified
+    exact (error bound <= EXACT_BOUND), found by a few trials."""
     tried: dict[int, float] = {}
     beta = 16
     while beta not in tried:
-        wa, wb = oa.window(beta), (None if same else ob.window(beta))
-        wb = wa if wb is None else wb
-        nfe = sfft.next_fast_len(wa[3].size + wb[3].size - 1, real=True)
-        bound = max(_integer_bounds(wa[3:], wb[3:], nfe)[:2])
+        wa = oa.window(beta, slices)
+        wb = wa if ob is None else ob.window(beta, slices)
+        nfe = sfft.next_fast_len(wa[3][0].size + wb[3][0].size - 1, real=True)
+        bound = max(_integer_bounds(wa[3], wb[3], nfe)[:slices])
         tried[beta] = bound
         if bound == 0.0:
             step = 4
@@ -628,58 +619,78 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
             step = math.floor(math.log2(EXACT_BOUND / bound) / 2)
         beta = min(MAX_SLICE_BITS, max(4, beta + step))
     good = [k for k, v in tried.items() if v <= EXACT_BOUND]
-    beta = max(good) if good else min(tried)
-    lo_a, hi_a, ulp0a, h0a, h1a = oa.window(beta)
-    lo_b, _, ulp0b, h0b, h1b = (lo_a, hi_a, ulp0a, h0a, h1a) if same else ob.window(beta)
-    # the integer products on the windows: diagonals of units ulp0 ulp0' 2^{-k beta}
-    nw = h0a.size + h0b.size - 1
+    return max(good) if good else min(tried)
+
+
+def _remainder_terms(a: FloatArray, b: FloatArray | None, oa: _Operand, ob: _Operand,
+                     beta: int, slices: int) -> list[tuple[FloatArray, FloatArray]]:
+    """The full-length products left after the integer slices: with h = a - t (the slices' sum),
+    a * b - h * h' = h t' + t b; for a * a, t (2a - t)."""
+    ta = oa.rest(beta, slices)
+    if b is None:
+        # h t + t a = t (2a - t); 2a - t = a + h rounds relatively (u)
+        return [(ta, a + (a - ta))]
+    return [(a - ta, ob.rest(beta, slices)), (ta, b)]  # a - t = h: exact
+
+
+def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
+                refine_above: float | None = None) -> tuple[FloatArray, float, float, float]:
+    """a * b of non-negative arrays with error-free splitting [@ozaki2012error]: the leading S
+    slices of each operand are integer vectors whose products the FFT computes with a certified
+    error below 1/4, so rounding returns them exactly; only products of small remainders carry
+    round-off, charged by ``_fft_sum``'s bound.
+
+    With h_k = ulp_k H_k and a = sum_k h_k + t (likewise b): a * b = sum_{i, j} h_i h_j' [by
+    diagonal d = i + j, each a short FFT, exact for d < S] + h t' + t b [full length]. As
+    t < 2^-S beta of the largest entry, the error is about 2^-S beta times that of a plain FFT.
+    The slice width beta is the largest for which the diagonals d < S are certified exact.
+
+    S = 2; S = 3 when the remainder products' bound with 2 slices exceeds ``refine_above`` (their
+    error is then 2^-beta smaller again, for 11 transforms instead of 8 for a square).
+    """
+    oa = _Operand(a)
+    ob = None if b is None else _Operand(b)
+    slices = 2
+    beta = _choose_beta(oa, ob, slices)
+    terms = _remainder_terms(a, b, oa, oa if ob is None else ob, beta, slices)
+    nf = sfft.next_fast_len(n, real=True)
+    err_l2 = _fft_sum_bound(terms, nf)
+    if refine_above is not None and math.sqrt(nf) * err_l2 > refine_above:
+        del terms
+        slices = 3
+        beta = _choose_beta(oa, ob, slices)
+        terms = _remainder_terms(a, b, oa, oa if ob is None else ob, beta, slices)
+        err_l2 = _fft_sum_bound(terms, nf)
+    lo_a, _, ulp0a, ha = oa.window(beta, slices)
+    lo_b, _, ulp0b, hb = (lo_a, 0, ulp0a, ha) if ob is None else ob.window(beta, slices)
+    # the integer products on the windows: diagonals of units ulp0 ulp0' 2^{-d beta}
+    nw = ha[0].size + hb[0].size - 1
     nfe = sfft.next_fast_len(nw, real=True)
-    fa0, fa1 = sfft.rfft(h0a, nfe), sfft.rfft(h1a, nfe)
-    fb0, fb1 = (fa0, fa1) if same else (sfft.rfft(h0b, nfe), sfft.rfft(h1b, nfe))
-    bounds = _integer_bounds((h0a, h1a), (h0b, h1b), nfe)
-    del h0a, h1a, h0b, h1b
+    bounds = _integer_bounds(ha, hb, nfe)
+    fa = [sfft.rfft(x, nfe) for x in ha]
+    fb = fa if ob is None else [sfft.rfft(x, nfe) for x in hb]
+    del ha, hb
     unit = ulp0a * ulp0b
     l1 = 0.0
     exact = np.zeros(nw)
-    for k, bnd in enumerate(bounds):  # one spectrum at a time (memory)
-        spec = fa0 * fb0 if k == 0 else fa0 * fb1 + fa1 * fb0 if k == 1 else fa1 * fb1
-        d = sfft.irfft(spec, nfe)[:nw]
+    for d, bnd in enumerate(bounds):  # one spectrum at a time (memory)
+        pairs = range(max(0, d - slices + 1), min(d, slices - 1) + 1)
+        spec = fa[pairs[0]] * fb[d - pairs[0]]
+        for i in pairs[1:]:
+            spec += fa[i] * fb[d - i]
+        v = sfft.irfft(spec, nfe)[:nw]
         del spec
-        r = np.rint(d)
-        u_k = math.ldexp(unit, -k * beta)
-        if bnd <= EXACT_BOUND and float(np.max(np.abs(d - r))) <= EXACT_BOUND:
-            exact += np.maximum(r, 0.0) * u_k  # exact integers times a power of 2
+        r = np.rint(v)
+        u_d = math.ldexp(unit, -d * beta)
+        if bnd <= EXACT_BOUND and float(np.max(np.abs(v - r))) <= EXACT_BOUND:
+            exact += np.maximum(r, 0.0) * u_d  # exact integers times a power of 2
         else:  # not certified exact: keep the float values and charge the bound (l1 <= sqrt N l2)
-            exact += d * u_k
-            l1 += math.sqrt(nfe) * bnd * u_k
-    del fa0, fa1, fb0, fb1, d, r
-    # the remainders, on the full length
-    t2a = oa.t2(beta)
-    if same:
-        # (h0 + h1) t2 + t2 a = t2 (2a - t2); 2a - t2 = a + (h0 + h1) rounds relatively (u)
-        y = a.copy()
-        y[lo_a:hi_a] += a[lo_a:hi_a] - t2a[lo_a:hi_a]
-        terms = [(t2a, y)]
-    else:
-        t2b = ob.t2(beta)
-        ha = np.zeros_like(a)
-        ha[lo_a:hi_a] = a[lo_a:hi_a] - t2a[lo_a:hi_a]  # h0 + h1: exact
-        terms = [(ha, t2b), (t2a, b)]
-    nf = sfft.next_fast_len(n, real=True)
-    err_l2 = _fft_sum_bound(terms, nf)
-    # relative: the exact diagonals' sum (2 roundings), the final addition, and 2a - t2
-    rel, rem_l1, noise = 4.0 * EPS_MACH, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
-    if refine_above is not None and rem_l1 > refine_above:
-        # one part at a time (memory: the W4-size laws are 2^19+ points)
-        out, rel_p, rem_l1, noise = _split_conv(*terms[0], n)
-        for x, y in terms[1:]:
-            part = _split_conv(x, y, n)
-            out += part[0]
-            rel_p, rem_l1, noise = max(rel_p, part[1]), rem_l1 + part[2], noise + part[3]
-            del part
-        rel += 2.0 * rel_p + EPS_MACH
-    else:
-        out = _fft_sum(terms, n)
+            exact += v * u_d
+            l1 += math.sqrt(nfe) * bnd * u_d
+    del fa, fb
+    # relative: the diagonals' sum (2 S - 2 roundings), the final addition, and 2a - t
+    rel, rem_l1, noise = 2.0 * slices * EPS_MACH, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
+    out = _fft_sum(terms, n)
     del terms
     out[lo_a + lo_b:lo_a + lo_b + nw] += exact
     return out, rel, l1 + rem_l1, noise

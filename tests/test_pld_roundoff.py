@@ -67,27 +67,44 @@ def test_splitting_beats_the_plain_fft_bound() -> None:
     assert excess(out, exact_convolution(a, b), rel) <= l1
 
 
+@pytest.mark.parametrize("slices", [2, 3])
 @pytest.mark.parametrize("seed", range(4))
-def test_certified_integer_products_are_exact(seed: int) -> None:
-    """Where the bound of an integer slice product is below EXACT_BOUND, rounding the FFT product
-    gives the exact integers (compared with exact int64 convolution)."""
+def test_certified_integer_products_are_exact(seed: int, slices: int) -> None:
+    """Where the bound of a diagonal of integer slice products is below EXACT_BOUND, rounding the
+    FFT product gives the exact integers (compared with exact int64 convolution)."""
     rng = np.random.default_rng(seed)
     a, b = pld_like(rng, int(rng.integers(500, 4000)))
     oa, ob = _Operand(a), _Operand(b)
     for beta in (8, 12, 14):
-        _, _, _, h0a, h1a = oa.window(beta)
-        _, _, _, h0b, h1b = ob.window(beta)
-        nfe = sfft.next_fast_len(h0a.size + h0b.size - 1, real=True)
-        fa0, fa1, fb0, fb1 = (sfft.rfft(v, nfe) for v in (h0a, h1a, h0b, h1b))
-        ints = [v.astype(np.int64) for v in (h0a, h1a, h0b, h1b)]
-        exact = (np.convolve(ints[0], ints[2]),
-                 np.convolve(ints[0], ints[3]) + np.convolve(ints[1], ints[2]))
-        bounds = _integer_bounds((h0a, h1a), (h0b, h1b), nfe)
-        for spec, ex, bound in zip((fa0 * fb0, fa0 * fb1 + fa1 * fb0), exact, bounds, strict=False):
-            d = sfft.irfft(spec, nfe)[:ex.size]
-            assert float(np.abs(d - ex).max()) <= bound  # the bound holds entrywise
+        ha, hb = oa.window(beta, slices)[3], ob.window(beta, slices)[3]
+        nfe = sfft.next_fast_len(ha[0].size + hb[0].size - 1, real=True)
+        fa, fb = [sfft.rfft(v, nfe) for v in ha], [sfft.rfft(v, nfe) for v in hb]
+        ia, ib = [v.astype(np.int64) for v in ha], [v.astype(np.int64) for v in hb]
+        bounds = _integer_bounds(ha, hb, nfe)
+        assert len(bounds) == 2 * slices - 1
+        for d, bound in enumerate(bounds):
+            pairs = [(i, d - i) for i in range(slices) if 0 <= d - i < slices]
+            exact = sum(np.convolve(ia[i], ib[j]) for i, j in pairs)
+            spec = sum(fa[i] * fb[j] for i, j in pairs)
+            v = sfft.irfft(spec, nfe)[:exact.size]
+            assert float(np.abs(v - exact).max()) <= bound  # the bound holds entrywise
             if bound <= EXACT_BOUND:
-                assert np.array_equal(np.rint(d).astype(np.int64), ex)
+                assert np.array_equal(np.rint(v).astype(np.int64), exact)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_three_slices_when_refinement_is_asked(seed: int) -> None:
+    """With a remainder budget below the two-slice bound, three slices are taken: the charge is
+    much smaller (2^-beta again) and still covers the error; without a budget, two slices."""
+    a, b = pld_like(np.random.default_rng(20 + seed), 3000)
+    n = 2 * a.size - 1
+    two = _fft_conv(a, b, n, 0)
+    three = _fft_conv(a, b, n, 0, budget=two[2] * 1e-6, refine=True)
+    assert three[2] < two[2] * 1e-3
+    for out, rel, l1, _ in (two, three):
+        assert excess(out, exact_convolution(a, b), rel) <= l1
+    square = _fft_conv(a, None, n, 0, budget=two[2] * 1e-6, refine=True)
+    assert excess(square[0], exact_convolution(a, a), square[1]) <= square[2]
 
 
 def test_uncertified_products_are_charged(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,15 +120,18 @@ def test_uncertified_products_are_charged(monkeypatch: pytest.MonkeyPatch) -> No
     assert excess(out, exact_convolution(a, b), rel) <= l1
 
 
-def test_operand_slices_are_exact() -> None:
+@pytest.mark.parametrize("slices", [2, 3])
+def test_operand_slices_are_exact(slices: int) -> None:
     a, _ = pld_like(np.random.default_rng(11), 3000)
     op = _Operand(a)
-    lo, hi, ulp0, h0, h1 = op.window(13)
-    t2 = op.t2(13)
-    rebuilt = t2.astype(np.longdouble)
-    rebuilt[lo:hi] += h0 * np.longdouble(ulp0) + h1 * np.longdouble(ulp0 * 2.0**-13)
+    lo, hi, ulp0, hs = op.window(13, slices)
+    t = op.rest(13, slices)
+    rebuilt = t.astype(np.longdouble)
+    for k, hk in enumerate(hs):
+        rebuilt[lo:hi] += hk * np.longdouble(ulp0 * 2.0 ** (-13 * k))
+        assert (hk < 2**13).all()
     assert np.array_equal(rebuilt, a.astype(np.longdouble))
-    assert (h0 < 2**13).all() and (h1 < 2**13).all() and (t2 < ulp0 * 2.0**-13).all()
+    assert (t < ulp0 * 2.0 ** (-13 * (slices - 1))).all()
 
 
 def test_plain_fft_within_budget() -> None:
