@@ -40,7 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from references import GaussianRef, epsilon_exact
 
-mp.dps = 30
 LogMgf = Callable[[mpc], mpc]
 
 
@@ -371,10 +370,15 @@ def truth(name: str, delta: float, eps0: float) -> float:
     """The exact epsilon(delta) of a workload (max over directions), eps0 a close guess: W1 closed
     form; W2 the exact k-fold Laplace profile (``LaplaceKFold``); W5 the mpmath inversion;
     W3/W4 the double-precision inversion (``NumpyInversion``), the add direction checked to be
-    below delta at the remove direction's epsilon (else its own epsilon is taken)."""
+    below delta at the remove direction's epsilon (else its own epsilon is taken). Computed at 30
+    digits (a local precision: importing this module leaves mpmath's global one alone)."""
+    with mp.workdps(30):
+        return _truth(name, delta, eps0)
+
+
+def _truth(name: str, delta: float, eps0: float) -> float:
     if name.startswith("W1"):
-        with mp.workdps(30):
-            return float(epsilon_exact(GaussianRef(2.0), mpf(delta), hint=eps0))
+        return float(epsilon_exact(GaussianRef(2.0), mpf(delta), hint=eps0))
     if name.startswith("W2"):
         return w2_truth(delta, eps0)
     if name.startswith("W5"):
