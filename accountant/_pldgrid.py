@@ -61,10 +61,11 @@ SOURCE_TAIL = 1e-24
 #: on the delta that can be certified, like TAIL_BUDGET). Products above their share are split
 #: (``_split_conv``).
 ROUNDOFF_BUDGET = 1e-19
-#: Longest convolution whose FFT remainder is split a second time when above its budget
-#: (``_split_conv``): it doubles the cost, which very long laws (pure DP subsampled and composed
-#: hundreds of times: 7e5 points) do not repay.
-REFINE_MAX_POINTS = 2 ** 18
+#: Longest convolution whose operands take a third slice when the remainder is above its budget
+#: (``_split_conv``; 1.4x the cost of two slices). It covers the first squaring of W4's source
+#: (5.9e5 points, used 5e4 times: its two-slice bound was most of W4's absolute slack, 2e-13,
+#: which made delta 1e-15 unreachable and cost 5e-2 in epsilon at 1e-12).
+REFINE_MAX_POINTS = 2 ** 20
 #: Convolutions with fewer than this many products are done directly rather than by FFT. Direct
 #: sums of non-negative terms err only relatively, and pessimistic laws carry relative errors
 #: through every level; optimistic laws fold them into the absolute slack at each coarsening, where
