@@ -601,9 +601,11 @@ class _Operand:
 
 def _integer_bounds(fa: list[FloatArray], fb: list[FloatArray], nfe: int) -> list[float]:
     """Worst-case l2 (hence entrywise) error bounds of the FFT products of the integer slices, by
-    diagonal d: sum_{i + j = d} H_i * H_j' (``_fft_sum``'s factor, with at most 3 terms)."""
+    diagonal d: sum_{i + j = d} H_i * H_j' (``_fft_sum``'s factor, with at most S terms, and at
+    least the 3 of the original two-slice bound)."""
     na, nb = [_norms(x) for x in fa], [_norms(x) for x in fb]
-    factor = 1.01 * (_fft_relative_error(nfe) + 7 * EPS_MACH / 2.0)
+    terms = max(3, min(len(fa), len(fb)))
+    factor = 1.01 * (_fft_relative_error(nfe) + (terms + 4) * EPS_MACH / 2.0)
     out = [0.0] * (len(fa) + len(fb) - 1)
     for i, (a2, a1) in enumerate(na):
         for j, (b2, b1) in enumerate(nb):
@@ -644,8 +646,8 @@ def _remainder_terms(a: FloatArray, b: FloatArray | None, oa: _Operand, ob: _Ope
     return [(a - ta, ob.rest(beta, slices)), (ta, b)]  # a - t = h: exact
 
 
-def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
-                refine_above: float | None = None) -> tuple[FloatArray, float, float, float]:
+def _split_conv(a: FloatArray, b: FloatArray | None, n: int, refine_above: float | None = None,
+                max_slices: int = 3) -> tuple[FloatArray, float, float, float]:
     """a * b of non-negative arrays with error-free splitting [@ozaki2012error]: the leading S
     slices of each operand are integer vectors whose products the FFT computes with a certified
     error below 1/4, so rounding returns them exactly; only products of small remainders carry
@@ -656,8 +658,9 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
     t < 2^-S beta of the largest entry, the error is about 2^-S beta times that of a plain FFT.
     The slice width beta is the largest for which the diagonals d < S are certified exact.
 
-    S = 2; S = 3 when the remainder products' bound with 2 slices exceeds ``refine_above`` (their
-    error is then 2^-beta smaller again, for 11 transforms instead of 8 for a square).
+    S = 2, and one more (up to ``max_slices``) while the remainder products' bound exceeds
+    ``refine_above``: their error is then 2^-beta smaller again, for 3 more transforms of the
+    windows per slice (a square: 8 with two slices, 11 with three, 14 with four).
     """
     oa = _Operand(a)
     ob = None if b is None else _Operand(b)
@@ -666,9 +669,10 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
     terms = _remainder_terms(a, b, oa, oa if ob is None else ob, beta, slices)
     nf = sfft.next_fast_len(n, real=True)
     err_l2 = _fft_sum_bound(terms, nf)
-    if refine_above is not None and math.sqrt(nf) * err_l2 > refine_above:
+    while (refine_above is not None and math.sqrt(nf) * err_l2 > refine_above
+           and slices < max_slices):
         del terms
-        slices = 3
+        slices += 1
         beta = _choose_beta(oa, ob, slices)
         terms = _remainder_terms(a, b, oa, oa if ob is None else ob, beta, slices)
         err_l2 = _fft_sum_bound(terms, nf)
@@ -708,7 +712,8 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int,
 
 
 def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
-              budget: float = 0.0, refine: bool = False) -> tuple[FloatArray, float, float, float]:
+              budget: float = 0.0, refine: bool = False,
+              max_slices: int = 3) -> tuple[FloatArray, float, float, float]:
     """Linear convolution a * b (a * a when b is None) of non-negative arrays, with worst-case
     round-off bounds ``(out, rel, l1, typical)``: |out - a * b| <= rel (a * b) + e with |e|_1 <= l1;
     ``typical`` is the root-mean-square size of e's entries (|e|_2 / sqrt N), a noise level that
@@ -731,10 +736,11 @@ def _fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
         err_l2 = _fft_sum_bound([(a, bb)], nf)
         if math.sqrt(nf) * err_l2 <= budget:
             return _fft_sum([(a, bb)], n), 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
-    return _split_conv(a, b, n, budget if refine and n <= REFINE_MAX_POINTS else None)
+    return _split_conv(a, b, n, budget if refine and n <= REFINE_MAX_POINTS else None, max_slices)
 
 
-def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.0) -> GridLaw:
+def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.0,
+             max_slices: int = 3) -> GridLaw:
     """Law of the sum of independent losses (composition), directly when small, else by FFT (plain
     when its round-off bound is within ``budget``, else with error-free splitting: ``_fft_conv``).
     Round-off enters as a relative bound (``rel``) and a worst-case bound on the l1 error added to
@@ -746,7 +752,8 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
     n = ma.size + mb.size - 1
     same = a is b
     out, rel_c, slack_fft, noise = _fft_conv(ma, None if same else mb, n,
-                                             DIRECT_CONV[a.pessimistic], budget, a.pessimistic)
+                                             DIRECT_CONV[a.pessimistic], budget, a.pessimistic,
+                                             max_slices)
     floor = noise
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     sum_a, sum_b = float(ma.sum()), float(mb.sum())
@@ -800,7 +807,8 @@ def to_grid(law: GridLaw, h: float) -> GridLaw:
     return coarsen(law, factor)
 
 
-def self_compose(law: GridLaw, k: int, max_level: int, delay: int = 0) -> GridLaw:
+def self_compose(law: GridLaw, k: int, max_level: int, delay: int = 0,
+                 max_slices: int = 3) -> GridLaw:
     """k-fold composition by repeated squaring (O(N log N log k)).
 
     The object standing for m copies is moved to a grid of width h0 * 2^min(floor((log2(m) -
@@ -824,13 +832,14 @@ def self_compose(law: GridLaw, k: int, max_level: int, delay: int = 0) -> GridLa
                 result = base
             else:
                 h = max(result.h, base.h)
-                result = convolve(to_grid(result, h), to_grid(base, h), TAIL_BUDGET / 64, share)
+                result = convolve(to_grid(result, h), to_grid(base, h), TAIL_BUDGET / 64, share,
+                                  max_slices)
         kk >>= 1
         if kk == 0:
             break
         m *= 2
         # a tail dropped here is used k/m times: keep each level's share of delta near TAIL_BUDGET
-        base = convolve(base, base, TAIL_BUDGET * m / (64 * k), share * m / k)
+        base = convolve(base, base, TAIL_BUDGET * m / (64 * k), share * m / k, max_slices)
         level = min(max(int(math.log2(m)) - delay, 0) // 2, max_level)
         target = h0 * 2 ** level
         if target > base.h:

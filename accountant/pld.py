@@ -46,6 +46,10 @@ from .tradeoff import PiecewiseLinearTradeoff, TradeoffFunction, as_tradeoff
 #: coarser: its error, ~4^SCREEN_LEVELS that of the fine law (3e-3 in epsilon on W4), rarely
 #: changes which direction attains the maximum, and it costs ~1/10 of the fine law
 SCREEN_LEVELS = 4
+#: Most FFT slices of the precise pessimistic laws (3 otherwise), built when a delta asked for
+#: is below 1/PRECISE_RATIO times the round-off charge of the others (``PLD._precision``)
+PRECISE_SLICES = 4
+PRECISE_RATIO = 1e-4
 #: Default target width (in epsilon) of the certified bracket, which sets the grid.
 DEFAULT_TOL = 3e-5
 #: Smallest tol accepted (the grid is also limited by MIN_H and MAX_POINTS below).
@@ -256,11 +260,14 @@ class PLD(Guarantee):
         return ("remove", "add")
 
     def law(self, direction: Direction = "remove", pessimistic: bool = True,
-            coarse: bool = False) -> GridLaw:
+            coarse: bool = False, precise: bool = False) -> GridLaw:
         """The composed grid law of one direction (cached); ``coarse`` uses a grid 2^SCREEN_LEVELS
-        wider (a cheaper bound, used to screen out a direction that does not attain the maximum)."""
-        cache: dict[tuple[str, bool, bool], GridLaw] = self.__dict__.setdefault("_law_cache", {})
-        key = (direction, pessimistic, coarse)
+        wider (a cheaper bound, used to screen out a direction that does not attain the maximum);
+        ``precise`` (pessimistic laws) splits FFT operands into up to PRECISE_SLICES slices, for
+        deltas so small that the round-off charge of three would matter (``_precision``)."""
+        cache: dict[tuple[str, bool, bool, bool], GridLaw] = self.__dict__.setdefault(
+            "_law_cache", {})
+        key = (direction, pessimistic, coarse, precise and pessimistic)
         if key not in cache:
             h, max_level = self._grid
             if coarse:
@@ -277,28 +284,38 @@ class PLD(Guarantee):
             delay = 0 if pessimistic else OPTIMISTIC_DELAY
             coarsest = h * 2 ** max(min(max(c.bit_length() - 1 - delay, 0) // 2, max_level)
                                     for _, c in sources)
+            slices = PRECISE_SLICES if key[3] else 3
             laws = [self_compose(d.discretize(coarsest if c == 1 else h, pessimistic, tail), c,
-                                 max_level, delay)
+                                 max_level, delay, slices)
                     for d, c in sources]
             cache[key] = compose_laws(laws)
         return cache[key]
 
     # ----- Guarantee interface ---------------------------------------------------------------
-    def _direction_delta(self, d: Direction, eps: float) -> float:
+    def _direction_delta(self, d: Direction, eps: float, precise: bool = False) -> float:
         """A sound upper bound on the delta(eps) of direction d. The "add" directions are first
         bounded on a coarse grid; the fine law is built only when that bound exceeds the "remove"
         value, and then the smaller of the two (both are upper bounds) is used, so that the result
         never exceeds the coarse bound (``epsilon`` relies on it)."""
         if d == "remove":
-            return self.law(d).delta(eps)
+            return self.law(d, precise=precise).delta(eps)
         coarse = (self.law(d, coarse=True).delta(eps) if self._grid[1] >= SCREEN_LEVELS
                   else math.inf)
-        if coarse <= self.law("remove").delta(eps):
+        if coarse <= self.law("remove", precise=precise).delta(eps):
             return coarse
-        return min(coarse, self.law(d).delta(eps))
+        return min(coarse, self.law(d, precise=precise).delta(eps))
+
+    def _precision(self, delta: float) -> bool:
+        """Whether a delta this small needs the precise laws: the "remove" law's smallest absolute
+        round-off charge exceeds PRECISE_RATIO * delta (both kinds of law are sound)."""
+        slack = min(s for s, _, _ in self.law("remove").error_models)
+        return slack > PRECISE_RATIO * delta
 
     def _delta(self, eps: float) -> float:
-        return max(self._direction_delta(d, eps) for d in self.directions)
+        value = max(self._direction_delta(d, eps) for d in self.directions)
+        if value > 0.0 and self._precision(value):
+            value = max(self._direction_delta(d, eps, True) for d in self.directions)
+        return value
 
     def epsilon(self, delta: float) -> float:
         """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
@@ -306,16 +323,19 @@ class PLD(Guarantee):
         direction is solved first; another direction is solved on its fine grid only when its
         coarse bound at that epsilon exceeds delta (otherwise its epsilon is no larger)."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
+        precise = self._precision(delta)
         if delta < self._delta_at_infinity():
             return math.inf
-        best = smallest_epsilon(lambda e: _clip01(self.law("remove").delta(e)), delta)
+        best = smallest_epsilon(lambda e: _clip01(self.law("remove", precise=precise).delta(e)),
+                                delta)
         for d in self.directions[1:]:
             if math.isinf(best):
                 break
             if self._grid[1] >= SCREEN_LEVELS and self.law(d, coarse=True).delta(best) <= delta:
                 continue
+
             def profile(e: float, d: Direction = d) -> float:
-                return _clip01(self._direction_delta(d, e))
+                return _clip01(self._direction_delta(d, e, precise))
 
             best = max(best, smallest_epsilon(profile, delta, eps_low=best))
         return best
@@ -330,7 +350,8 @@ class PLD(Guarantee):
         return worst
 
     def _delta_at_infinity(self) -> float:
-        return min(1.0, self._delta(math.inf))
+        # above the support only the atom at +inf counts, and no slack (``GridLaw.delta``)
+        return min(1.0, max(self._direction_delta(d, math.inf) for d in self.directions))
 
     def delta_bracket(self, eps: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact delta(eps) of the composition."""

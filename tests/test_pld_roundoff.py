@@ -67,7 +67,7 @@ def test_splitting_beats_the_plain_fft_bound() -> None:
     assert excess(out, exact_convolution(a, b), rel) <= l1
 
 
-@pytest.mark.parametrize("slices", [2, 3])
+@pytest.mark.parametrize("slices", [2, 3, 4])
 @pytest.mark.parametrize("seed", range(4))
 def test_certified_integer_products_are_exact(seed: int, slices: int) -> None:
     """Where the bound of a diagonal of integer slice products is below EXACT_BOUND, rounding the
@@ -120,7 +120,18 @@ def test_uncertified_products_are_charged(monkeypatch: pytest.MonkeyPatch) -> No
     assert excess(out, exact_convolution(a, b), rel) <= l1
 
 
-@pytest.mark.parametrize("slices", [2, 3])
+def test_four_slices_when_allowed() -> None:
+    """With max_slices = 4 and a budget below the three-slice bound, a fourth slice is taken: the
+    charge shrinks again and still covers the error."""
+    a, b = pld_like(np.random.default_rng(31), 3000)
+    n = 2 * a.size - 1
+    three = _fft_conv(a, b, n, 0, budget=1e-300, refine=True)
+    four = _fft_conv(a, b, n, 0, budget=1e-300, refine=True, max_slices=4)
+    assert four[2] < three[2] * 1e-3
+    assert excess(four[0], exact_convolution(a, b), four[1]) <= four[2]
+
+
+@pytest.mark.parametrize("slices", [2, 3, 4])
 def test_operand_slices_are_exact(slices: int) -> None:
     a, _ = pld_like(np.random.default_rng(11), 3000)
     op = _Operand(a)

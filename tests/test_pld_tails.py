@@ -137,6 +137,21 @@ def test_w4_upper_bound_in_the_tails() -> None:
         assert truth <= up <= truth + 1e-3, (delta, up - truth)
 
 
+def test_precise_laws_only_for_small_deltas() -> None:
+    """W3 T=1e4 of the benchmark: at delta 1e-5 the laws' round-off charge (1e-16) is negligible
+    and no precise law is built; at 1e-15 it is not, and the precise law (four FFT slices) gives
+    an upper bound within 1e-3 of the independent truth (``benchmarks/accounting_truths.py``;
+    2.4e-2 above it with three slices)."""
+    from accountant import compose, subsample
+
+    pld = compose([subsample(GDP(1.0), 0.01)] * 10_000)
+    assert pld.epsilon(1e-5) >= 6.1877124
+    assert not any(key[3] for key in pld.__dict__["_law_cache"])
+    up = pld.epsilon(1e-15)
+    assert ("remove", True, False, True) in pld.__dict__["_law_cache"]
+    assert 11.75997850220249 <= up <= 11.75997850220249 + 1e-3
+
+
 def test_both_charges_are_carried_and_the_smaller_is_used() -> None:
     """A source's tail-relative and absolute charges are both carried through its k-fold
     composition (``GridLaw.alt``); delta uses the smaller bound: the absolute one at large delta,
