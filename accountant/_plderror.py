@@ -47,8 +47,8 @@ from ._pldgrid import EPS_MACH, GridLaw
 
 U = EPS_MACH / 2.0
 #: Largest tail coefficient a source may carry (k copies cost about k * TAIL_CAP relative on delta;
-#: ``self_compose`` falls back to the absolute charge when that is above TAIL_COMPOSED_MAX); a node
-#: whose bound exceeds it is charged to the absolute slack instead.
+#: a composed law also carries the absolute charge, ``GridLaw.alt``, and each delta uses the
+#: smaller of the two); a node whose bound exceeds it is charged to the absolute slack instead.
 TAIL_CAP = 1e-6
 
 
