@@ -1,4 +1,4 @@
-"""Error bounds of a continuous source's pessimistic discretisation.
+"""Error bounds of a continuous source's discretisations (pessimistic, and optimistic at the end).
 
 A ``_TailDirection`` computes the four tails Q(L <= g), Q(L > g), P(L <= g), P(L > g) at the nodes
 g_j and differences them into cell masses q_c; ``from_cells`` splits each cell between its two
@@ -32,6 +32,14 @@ X_j goes to the absolute slack: clamping the error's tail sums to +-X_j leaves a
 at most 2 sum_j X_j [module docstring of ``_pldgrid``, point 3]. The absolute charge kept as the
 fallback is max_j TB_j: by Abel summation an error whose tail sums are at most E in modulus moves
 delta(eps) by at most E, at every eps.
+
+The optimistic law reads the contents of half cells: its profile at the nodes is that of the
+connect-the-dots masses of the contents, lowered by amounts read from single half cells
+(``_pldgrid``). Both err, and by u times the tails, not u times the cells: the node profiles
+telescope to sq~_j - e^{g_j} sp~_j plus computable complement defects (``optimistic_node_error``;
+for a subsampled pair the base's errors cancel in that difference but for a factor r), and the
+lowerings are taken from upper bounds of each half's excess and deficit, by the slope bounds
+(``up_share``, ``deficit_share``) or the computed values rounded up, so they carry no error term.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ._numeric import FloatArray
 from ._pldgrid import EPS_MACH, GridLaw
@@ -67,16 +76,25 @@ def product_error(j: FloatArray, h: float) -> FloatArray:
     return np.asarray(np.abs(err), dtype=np.float64)
 
 
-def ndtr_accuracy(z: FloatArray, dz: FloatArray) -> FloatArray:
+def ndtr_accuracy(z: FloatArray, dz: FloatArray, own_value: bool = False) -> FloatArray:
     """Relative error bound, relative to the computed value, of ``scipy.special.ndtr`` evaluated at
-    a computed argument within dz of the exact z: its own error (measured against mpmath: at most
-    1.6 z^2 u + 16 u down to z = -37.5; charged (2 z^2 + 16) u, tests/test_pld_tails.py) and the
-    argument's,
+    a computed argument within dz of the exact z (of Phi(z) and of Phi(-z) alike): its own error
+    (measured against mpmath: at most 1.6 z^2 u + 16 u down to z = -37.5; charged (2 z^2 + 16) u,
+    tests/test_pld_tails.py) and the argument's,
     |log Phi(z + d) - log Phi(z)| <= d (|z| + d + 1) (the log-derivative phi/Phi is at most |z| + 1
-    [@birnbaum1942inequality])."""
+    [@birnbaum1942inequality]). With ``own_value``, the bound of Phi(z) alone: where z - d >= 0
+    the log-derivative over the interval is also at most 2 phi(z - d) (phi/Phi <= 2 phi on
+    t >= 0, decreasing), so a value near 1 hardly moves with its argument."""
     az = np.abs(z)
     with np.errstate(invalid="ignore", over="ignore"):
-        arg = np.where(dz > 0, dz * (az + dz + 1.0), 0.0)
+        slope = az + dz + 1.0
+        if own_value:
+            low = z - dz
+            right = low >= 0.0
+            slope = np.array(slope, dtype=np.float64)
+            slope[right] = np.minimum(slope[right], 2.0 * np.exp(-0.5 * low[right] ** 2)
+                                      / math.sqrt(2.0 * math.pi) * 1.01)
+        arg = np.where(dz > 0, dz * slope, 0.0)
         rel = np.expm1(arg) * 1.01 + (2.0 * az * az + 16.0) * U
         rel = rel / np.maximum(1.0 - rel, 0.0)  # relative to the computed value
     return np.asarray(np.where(np.isfinite(z), rel, 8.0 * U), dtype=np.float64)
@@ -117,6 +135,41 @@ def up_share(slope: FloatArray, h: float) -> FloatArray:
     return np.asarray(np.clip(share, 0.0, 1.0), dtype=np.float64)
 
 
+def deficit_share(slope: FloatArray, w: float) -> FloatArray:
+    """Upper bound of E[e^{w - t}] - 1 for the position t in (0, w) of the Q-mass of a half cell
+    of width w on which (log f)' >= ``slope``: the cell's upper deficit e^w pn - q per unit q,
+    the amount by which the optimistic construction lowers the node above (``_pldgrid``). The
+    conditional law dominates, in likelihood ratio, hence stochastically, the law of density
+    proportional to e^{a t} on (0, w), and e^{w - t} decreases, so the share is at most
+    e^{w - D} - 1 with D = log M(a) - log M(a - 1) as in ``up_share``, taken from below (midpoint
+    rule and its h^3/1000, every rounding padded). Slope -inf (or NaN) gives e^w - 1, the most."""
+    a = np.asarray(slope, dtype=np.float64)
+    alpha = np.where(np.isnan(a), -np.inf, a - 0.5) * w
+    mu, err = _tilted_mean(alpha)
+    with np.errstate(invalid="ignore"):
+        mu_lo = mu - err - np.where(np.isfinite(alpha), U * np.abs(alpha) / 6.0, 0.0)
+    mu_lo = np.where(np.isnan(a), 0.0, mu_lo)
+    d_lo = w * np.clip(mu_lo, 0.0, 1.0) * (1.0 - 2.0 * U) - w ** 3 / 1000.0
+    share = np.expm1(np.clip(w - d_lo, 0.0, w)) * (1.0 + 8.0 * U)
+    return np.asarray(share, dtype=np.float64)
+
+
+def scaled_p(g: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """e^g p for cells' P-masses p (negative ones as 0) at their lower nodes g (computed within
+    u |g| of the exact ones), and a bound on its error: p e^g where e^g is finite (2 ulp for exp,
+    1 for the product, and e^g's sensitivity to g's rounding), else exp(g + log p) (an argument
+    of size up to |g| + |log p|)."""
+    pc = np.maximum(p, 0.0)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        near = g < 700.0
+        pn = np.where(near, pc * np.exp(np.minimum(g, 700.0)), np.exp(g + np.log(pc)))
+        lp = np.abs(np.log(np.maximum(pc, 1e-300)))
+        rounding = np.where(near, 6.0 * U + 2.0 * U * np.abs(g),
+                            4.0 * U * (np.abs(g) + lp + 2.0)) * pn
+    return (np.asarray(pn, dtype=np.float64),
+            np.asarray(np.where(np.isnan(rounding), np.inf, rounding), dtype=np.float64))
+
+
 class CellErrors(NamedTuple):
     """Entrywise error bounds of a source's tails at the nodes and of its cells."""
 
@@ -125,6 +178,10 @@ class CellErrors(NamedTuple):
     d_cell: FloatArray  # a cell's q error from its two tails
     round_q: FloatArray  # q's rounding and clip at 0
     dx: FloatArray  # x = q - e^g p as differenced, before its clip to [0, q]
+    dsp: FloatArray  # the upper and lower P-tails' errors at the nodes
+    dfp: FloatArray
+    round_p: FloatArray  # p's rounding and clip at 0
+    pn_round: FloatArray  # the rounding of e^g p, computed as exp(g + log p)
 
 
 def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
@@ -148,19 +205,84 @@ def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
     d_cell = np.where(upper, dsq[:-1] + dsq[1:], dfq[:-1] + dfq[1:])
     round_q = U * np.abs(q_hat) + np.maximum(-q_hat, 0.0)
     p_hat = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
-    dp = np.where(sp[:-1] <= 0.5, dsp[:-1] + dsp[1:], dfp[:-1] + dfp[1:]) + U * np.abs(p_hat)
+    round_p = U * np.abs(p_hat) + np.maximum(-p_hat, 0.0)
+    dp = np.where(sp[:-1] <= 0.5, dsp[:-1] + dsp[1:], dfp[:-1] + dfp[1:]) + round_p
     gl = g[:-1]
+    pn, pn_round = scaled_p(gl, p_hat)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        # e^g p: its rounding (arguments up to |g| + |log p|) and e^g times p's error
-        pn = np.exp(gl + np.log(np.maximum(p_hat, 0.0)))
-        lp = np.abs(np.log(np.maximum(np.abs(p_hat), 1e-300)))
-        dpn = np.exp(gl + np.log(dp)) * (1.0 + 1e-6) + 4.0 * U * (np.abs(gl) + lp + 2.0) * pn
+        # e^g p: its rounding and e^g times p's error
+        dpn = np.exp(gl + np.log(dp)) * (1.0 + 1e-6) + pn_round
     # x = q - e^g p: both errors, the clip of e^g p to [q e^{-h}, q] (within q's error) and the
     # subtraction's rounding
     dq = d_cell + round_q
     dx = (np.where(np.isfinite(dpn), dpn, np.inf) + 2.0 * dq) * (1.0 + 1e-6) + 2.0 * U * (
         np.abs(q_hat) + np.where(np.isfinite(pn), pn, 0.0))
-    return CellErrors(dsq, dfq, d_cell, round_q, dx)
+    return CellErrors(dsq, dfq, d_cell, round_q, dx, dsp, dfp, round_p, pn_round)
+
+
+def telescoped_errors(upper: npt.NDArray[np.bool_], d_up: FloatArray, d_low: FloatArray,
+                      cell_extra: FloatArray) -> FloatArray:
+    """Bounds on the error of sum_{c >= j} m~_c + (the upper tail beyond the last node) (+ the
+    lower tail at the first node, at j = 0) at each node j, for cells m~_c differenced from one
+    law's computed tails at the nodes: its upper tail (error d_up) where ``upper``, else its lower
+    tail (d_low); ``cell_extra`` the cells' other entrywise errors. The sum telescopes: it errs by
+    one tail's error at node j, at each node k > j where the branch changes, and at the top
+    unless the last cell is upper (the upper tail beyond cancels it)."""
+    switch = np.concatenate([[0.0], np.where(upper[1:] != upper[:-1], d_up[1:-1] + d_low[1:-1],
+                                             0.0),
+                             [0.0 if upper[-1] else d_up[-1] + d_low[-1]]])
+    after = np.concatenate([np.cumsum(switch[::-1])[::-1][1:], [0.0]])  # nodes k > j
+    start = np.concatenate([np.where(upper, d_up[:-1], d_low[:-1]), [d_up[-1]]])
+    tq = start + after + np.concatenate([np.cumsum(cell_extra[::-1])[::-1], [0.0]])
+    tq[0] += d_low[0]
+    return np.asarray(tq, dtype=np.float64)
+
+
+def _complement_sums(f: FloatArray, s: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(K, bound on K's rounding) at each node j, K_j = sum_{c >= j} m^_c - s~_j for the cells m^
+    differenced as in ``cell_errors`` from one law's computed tails (f~, s~) at the nodes (the
+    upper tail where s~ <= 1/2): a lower cell's f~_{c+1} - f~_c is s~_c - s~_{c+1} + C_{c+1} - C_c
+    with C = f~ + s~, so K_j = -s~_N + sum_{lower c >= j} (C_{c+1} - C_c), computed from the
+    rounded C (their errors u C telescope within each run of lower cells: 2 u C per run end)."""
+    lower = ~(s[:-1] <= 0.5)
+    c = f + s
+    e = np.where(lower, c[1:] - c[:-1], 0.0)
+    k = np.concatenate([np.cumsum(e[::-1])[::-1], [0.0]]) - s[-1]
+    ends = np.concatenate([[0.0], np.where(lower[1:] != lower[:-1], np.abs(c[1:-1]), 0.0),
+                           [np.abs(c[-1]) if lower[-1] else 0.0]])
+    after = np.concatenate([np.cumsum(ends[::-1])[::-1][1:], [0.0]])
+    at_j = np.concatenate([np.where(lower, np.abs(c[:-1]), 0.0), [0.0]])
+    err = (U * (at_j + after + 2.0 * abs(float(s[-1])))
+           + (e.size + 4.0) * U * np.concatenate([np.cumsum(np.abs(e)[::-1])[::-1], [0.0]]))
+    return np.asarray(k, dtype=np.float64), np.asarray(err, dtype=np.float64)
+
+
+def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: CellErrors,
+                          q: FloatArray, moved: FloatArray, profile: FloatArray) -> float:
+    """Upper bound of D~_j - D_j over the nodes g_j of a source's cells, D the exact profile
+    Q(L > g_j) - e^{g_j} P(L > g_j) and D~ that of the connect-the-dots masses of the computed
+    contents (q~, e^g p~ clipped, x~ = q~ - e^g p~), whose content above the last node is dropped
+    (an optimistic law). At node j, D~_j = sum_{c >= j} q~_c - sum_{c >= j} e^{g_j - g_c}
+    (e^{g_c} p~_c), and both sums telescope to the tails at node j (``_complement_sums``):
+    D~_j = sq~_j - e^{g_j} sp~_j + K^Q_j - e^{g_j} K^P_j + roundings, so it errs by ``profile``
+    (a bound on |sq~ - e^g sp~ - D| at the nodes, the direction's ``profile_error``, where the
+    tails' errors may cancel), the computed K's, and the roundings: of the differences (round_q,
+    round_p), of e^g p (weights e^{g_j - g_c} <= 1), the clips' moves ``moved`` and x's
+    subtraction (u q). The lowerings are bounded separately (``_pldgrid``)."""
+    fq, sq, fp, sp = tails
+    kq, kq_err = _complement_sums(fq, sq)
+    kp, kp_err = _complement_sums(fp, sp)
+
+    def rev(a: FloatArray) -> FloatArray:
+        return np.concatenate([np.cumsum(a[::-1])[::-1], [0.0]])
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        eg = np.exp(g)
+        k = kq - eg * kp
+        node = (profile + k + 4.0 * U * (np.abs(kq) + eg * np.abs(kp)) + kq_err + eg * kp_err
+                + rev(errors.round_q + U * q) + eg * rev(errors.round_p)
+                + rev(errors.pn_round + moved)) * (1.0 + 1e-9)
+    return max(0.0, float(np.max(np.where(np.isnan(node), np.inf, node))))
 
 
 def source_tail_law(law: GridLaw, tails: tuple[FloatArray, ...], errors: CellErrors,
@@ -178,28 +300,18 @@ def source_tail_law(law: GridLaw, tails: tuple[FloatArray, ...], errors: CellErr
     (exact q, same split) it errs by at most the cell's q error and its rounding."""
     n = cells_q.size  # cells; n + 1 nodes
     assert law.masses.size <= n + 1
-    dsq, dfq, d_cell, round_q, _ = errors
-    upper = tails[1][:-1] <= 0.5
-    dq = d_cell + round_q + 8.0 * U * cells_atoms
+    dq = errors.d_cell + errors.round_q + 8.0 * U * cells_atoms
     q_held = cells_q + cells_atoms
     b_err = np.minimum((dq + 8.0 * U * q_held) * (1.0 + 1e-6) + 16.0 * U * cells_atoms,
                        q_held + dq)
-    # tail sums of the cells' errors, telescoped: each cell is a difference of one tail at its
-    # two nodes (sq, or fq where the upper tail is above 1/2), so sum_{c >= j} q~_c + q_above~
-    # errs by one tail's error at node j, at each node k > j where the branch changes, and at
-    # the top unless the last cell is upper (q_above = sq~_n cancels it)
-    switch = np.concatenate([[0.0], np.where(upper[1:] != upper[:-1], dsq[1:-1] + dfq[1:-1], 0.0),
-                             [0.0 if upper[-1] else dsq[-1] + dfq[-1]]])
-    after = np.concatenate([np.cumsum(switch[::-1])[::-1][1:], [0.0]])  # nodes k > j
-    start = np.concatenate([np.where(upper, dsq[:-1], dfq[:-1]), [dsq[-1]]])
-    rounding = np.cumsum((round_q + 8.0 * U * cells_atoms)[::-1])[::-1]
-    tq = start + after + np.concatenate([rounding, [0.0]])
-    tq[0] += dfq[0]  # q_below, on node 0
+    # tail sums of the cells' errors, telescoped (``telescoped_errors``); q_below on node 0
+    tq = telescoped_errors(tails[1][:-1] <= 0.5, errors.dsq, errors.dfq,
+                           errors.round_q + 8.0 * U * cells_atoms)
     node_rev = np.cumsum(node_atoms[::-1])[::-1]
     masses = np.concatenate([law.masses, np.zeros(n + 1 - law.masses.size)])  # trailing empty
     held = np.cumsum(masses[::-1])[::-1] + law.inf
     tb = tq + np.concatenate([[0.0], b_err]) + 8.0 * U * node_rev + 8.0 * U * held
-    tb = np.append(tb, dsq[-1] + 8.0 * U * law.inf)  # the atom at +inf
+    tb = np.append(tb, errors.dsq[-1] + 8.0 * U * law.inf)  # the atom at +inf
     held = np.append(held, law.inf)
     absolute = base_slack + float(tb.max()) * (1.0 + 1e-9)
     low = held - tb

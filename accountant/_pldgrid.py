@@ -31,7 +31,9 @@ Optimistic discretisation: in y = e^eps the profile is convex with slope -P(L > 
 above its tangent at the midpoint of each cell (read from the contents of the cell's two halves).
 Lowering each node value below the tangents of its two cells and taking the lower convex hull
 gives a profile with kinks on the grid only, below the truth everywhere: a grid PLD whose delta is
-a lower bound, with an O(h^2) error about half that of connect-the-dots on average.
+a lower bound, with an O(h^2) error about half that of connect-the-dots on average. Computed
+contents: the lowerings are read from upper bounds of the halves' excess and deficit, and the
+source charges the node profiles' error (``_plderror``).
 """
 
 from __future__ import annotations
@@ -200,7 +202,8 @@ REFINE = {True: 1, False: 2}
 
 def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, *, inf: float,
                q_above: float, q_below: float, pessimistic: bool, slack: float = 0.0,
-               node_q: FloatArray | None = None, shift: float = 0.0) -> GridLaw:
+               node_q: FloatArray | None = None, shift: float = 0.0,
+               bounds: tuple[FloatArray, FloatArray, FloatArray] | None = None) -> GridLaw:
     """Grid law on the nodes g_j = (j0 + j) h from the contents of open cells and of atoms on
     their nodes. The cells are those of width h / r, r = REFINE[pessimistic], starting at g_{j0}:
     cell i is (g_{j0} + i h/r, g_{j0} + (i + 1) h/r); ``node_q`` holds the atoms on their nodes.
@@ -208,14 +211,17 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
     For each cell: ``q`` its Q-mass, ``pn`` = e^{(its lower node)} times its P-mass and ``x`` =
     q - pn, the cell's contribution to delta at its lower node. ``q_above`` is the finite Q-mass
     above the last node and ``q_below`` the Q-mass at or below the first (both dropped by an
-    optimistic law); ``inf`` the Q-mass at L = +inf.
+    optimistic law); ``inf`` the Q-mass at L = +inf. ``bounds`` (optimistic laws): upper bounds of
+    each cell's exact x, upper deficit e^{h/r} pn - q and q, atoms included, when the contents
+    are computed with errors (``_optimistic_from_cells``); by default the contents are taken as
+    exact up to a few ulp.
     """
     q = np.maximum(q, 0.0)
     x = np.clip(x, 0.0, q)
     nodes = np.zeros(q.size + 1) if node_q is None else np.maximum(node_q, 0.0)
     if not pessimistic:
         return _optimistic_from_cells(h, j0, q, np.maximum(pn, 0.0), x, nodes, inf=inf,
-                                      slack=slack, shift=shift)
+                                      slack=slack, shift=shift, bounds=bounds)
     n = q.size
     # the share b of the cell's Q-mass sent to the upper node keeps both masses:
     # b (1 - e^{-h}) = x  [@doroshenko2022connect, connect-the-dots]
@@ -232,20 +238,23 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
 
 
 def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, xf: FloatArray,
-                           nodesf: FloatArray, *, inf: float, slack: float,
-                           shift: float) -> GridLaw:
+                           nodesf: FloatArray, *, inf: float, slack: float, shift: float,
+                           bounds: tuple[FloatArray, FloatArray, FloatArray] | None) -> GridLaw:
     """Optimistic law from the contents of half cells (width h/2): a grid law whose profile lies
     below the tangents of the true one at the midpoints of the cells of width h."""
     # two empty half cells on top: the top node then carries no lowering (the profile is flat
     # above it), so the law's atom at +inf stays exact
     n = (qf.size + 1) // 2 + 1
     pad = 2 * n - qf.size
-    qf, pnf, xf = (np.concatenate([a, np.zeros(pad)]) for a in (qf, pnf, xf))
+    hf = 0.5 * h
+    if bounds is None:  # exact contents: their own x and deficit
+        bounds = (xf, np.maximum(math.exp(hf) * pnf - qf, 0.0), qf)
+    qf, pnf, xf, xf_up, def_up, qf_up = (np.concatenate([a, np.zeros(pad)])
+                                         for a in (qf, pnf, xf, *bounds))
     nodesf = np.concatenate([nodesf, np.zeros(2 * n + 1 - nodesf.size)])
     if n * h > 700.0:
         # e^{loss} over the span overflows: the empty law (delta >= 0) is the optimistic bound
         return GridLaw(h, j0, np.zeros(n + 1), 0.0, 0.0, False, 0.0, shift)
-    hf = 0.5 * h
     decay_f = math.exp(-hf)
     # the contents of the cells of width h: the two halves and the atom at the midpoint
     lo_q, lo_pn, lo_x = qf[0::2], pnf[0::2], xf[0::2]
@@ -275,9 +284,11 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     # half's deficit e^{h/2} pn - q plus the same. Lowering node j by the larger of the amounts of
     # its two cells puts the chord of every cell below that cell's tangent, hence below D; the
     # error is O(h^2), a quarter of a lowering by the whole cell's excess.
+    # The lowerings are read from upper bounds of the halves' excess and deficit (``bounds``):
+    # computed contents err by u times the tails, not u times the cell (``_plderror``).
     t_mid = math.tanh(0.5 * hf) * mid
-    below_lo = lo_x + t_mid
-    below_hi = np.maximum(math.exp(hf) * hi_pn - hi_q, 0.0) + t_mid
+    below_lo = xf_up[0::2] + t_mid
+    below_hi = def_up[1::2] + t_mid
     need = np.maximum(np.concatenate([below_lo, [0.0]]), np.concatenate([[0.0], below_hi]))
     # rounding of the half cells' contents (a few ulp of their Q-masses) is covered by the margin
     ulps = np.concatenate([lo_q, [0.0]]) + np.concatenate([[0.0], hi_q + mid])
@@ -287,9 +298,23 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     # excess x_j instead. On a cell the profile lies above both end tangents, which meet at the
     # fraction t of it, at a gap (1 - t) x_j below the chord; a lowering c_j >= x_j keeps the
     # chord below them whatever c_{j+1} >= 0 [@doroshenko2022connect].
+    # (the whole cell's excess lo_x + hi_q - e^{-h/2} hi_pn, bounded from the halves' bounds)
     short = need[1:] * (1.0 + 1e-9) + margin[1:] > d[1:]
-    need[:-1] = np.where(short, np.maximum(need[:-1], x), need[:-1])
-    c = np.minimum(need * (1.0 + 1e-9) + margin, d)
+    x_up = (xf_up[0::2] + -math.expm1(-hf) * (qf_up[1::2] + mid) + decay_f * xf_up[1::2]) * (
+        1.0 + 8.0 * EPS_MACH)
+    need[:-1] = np.where(short, np.maximum(need[:-1], x_up), need[:-1])
+    wanted = need * (1.0 + 1e-9) + margin
+    c = np.minimum(wanted, d)
+    # where capped, the node's value is D - d: d is the profile D summed by recursions of
+    # non-negative terms from the top (relative error below 3 (n - j) u), D that of the masses m
+    # (within 8 u of the tail mass of the cells from j - 1 on): charged at the capped nodes
+    capped = wanted > d
+    cap_err = 0.0
+    if capped.any():
+        tail_q = np.cumsum((np.concatenate([[0.0], q]) + nodes)[::-1])[::-1]
+        above = n + 1 - np.arange(n + 1)
+        cap_err = float(np.max(np.where(capped, 2.0 * EPS_MACH * (above + 4.0) * d
+                                        + 8.0 * EPS_MACH * tail_q, 0.0)))
     # F = D - c, as jumps of slope (in units of y_{j0}; the profile is fixed at y = 0)
     xs = np.exp(np.arange(n + 1) * h)
     xprev = np.concatenate([[0.0], xs[:-1]])
@@ -300,7 +325,7 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     masses = xs * jumps
     neg = float(-masses[masses < 0].sum())
     masses = np.maximum(masses, 0.0)
-    err = neg + 8.0 * EPS_MACH * float(m.sum()) + hull_err
+    err = neg + 8.0 * EPS_MACH * float(m.sum()) + hull_err + cap_err
     return GridLaw(h, j0, masses, inf, slack + err, False, 0.0, shift)
 
 

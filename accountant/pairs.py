@@ -30,7 +30,17 @@ from ._numeric import (
     check_reals,
     lower_convex_hull,
 )
-from ._plderror import cell_errors, ndtr_accuracy, product_error, source_tail_law, up_share
+from ._plderror import (
+    CellErrors,
+    cell_errors,
+    deficit_share,
+    ndtr_accuracy,
+    optimistic_node_error,
+    product_error,
+    scaled_p,
+    source_tail_law,
+    up_share,
+)
 from ._pldgrid import (
     EPS_MACH,
     REFINE,
@@ -96,6 +106,15 @@ class _TailDirection(LossDirection):
         """(rel, abs) with |T~ - T| <= rel T~ + abs for each of the four tails computed at g,
         where g is within dg of the exact argument."""
 
+    def tail_errors(self, g: FloatArray, dg: FloatArray,
+                    tails: tuple[FloatArray, ...]) -> tuple[FloatArray, ...]:
+        """Absolute error bounds of each of the four ``tails`` computed at g (within dg of the
+        exact arguments): by default rel T~ + abs from ``tail_accuracy``, which covers all four;
+        a direction may bound each tail on its own."""
+        rel, ab = self.tail_accuracy(g, dg)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return tuple(np.asarray(rel * np.abs(t) + ab, dtype=np.float64) for t in tails)
+
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         """For each cell between consecutive nodes of the increasing g, widened by the nodes'
@@ -105,6 +124,16 @@ class _TailDirection(LossDirection):
         the upper end); None when undeclared (the split is then rounded up by the tails' error
         bound, ``cell_errors``)."""
         return None
+
+    def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                      errors: CellErrors) -> FloatArray:
+        """Bound on |(sq~ - e^g sp~) - (sq - e^g sp)| at the nodes g (within dg of the exact ones),
+        the profile at a node as read from the computed upper tails: by default their error
+        bounds added (``cell_errors``); a direction whose Q- and P-tails share their errors
+        (subsampling) states a smaller one. Both add 1e-300 for tails flushed by underflow."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = errors.dsq + np.exp(g) * errors.dsp * (1.0 + 1e-6) + 1e-300
+        return np.asarray(np.where(np.isnan(out), np.inf, out), dtype=np.float64)
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         lo, hi = self.support(tail)
@@ -120,26 +149,60 @@ class _TailDirection(LossDirection):
         p = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
         q = np.maximum(q, 0.0)
         cells_q = q.copy()
-        with np.errstate(divide="ignore", over="ignore"):  # e^g p in log space: g may exceed 709
-            pn = np.exp(g[:-1] + np.log(np.maximum(p, 0.0)))
-        pn = np.clip(pn, q * math.exp(-hc), q)
+        raw = scaled_p(g[:-1], p)[0]
+        pn = np.clip(raw, q * math.exp(-hc), q)
         x = q - pn
-        accuracy = None
-        if pessimistic:  # r = 1: the cells are those of the law's grid
-            dg = product_error(np.arange(j0, j1 + 1, dtype=np.float64), h)
-            accuracy = cell_errors(g, tails, self.tail_accuracy(g, dg))
-            x = self._split_up(g, dg, h, q, x, accuracy.dx)
-        nodes = np.zeros(g.size)
+        dg = product_error(np.arange(r * j0, r * j1 + 1, dtype=np.float64), hc)
+        errors = cell_errors(g, tails, self.tail_accuracy(g, dg))
         atoms, atom_q = self.point_masses()
-        extra = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
-        law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
-                         q_below=float(fq[0]), pessimistic=pessimistic,
-                         slack=(extra if pessimistic else 8 * EPS_MACH + extra), node_q=nodes)
-        self.__dict__.pop("_memo", None)  # a subclass's values kept for these nodes
-        if accuracy is None:
-            return law
-        in_cells = np.abs(q - cells_q) + EPS_MACH * q
-        return source_tail_law(law, tails, accuracy, cells_q, in_cells, nodes, extra)
+        nodes = np.zeros(g.size)
+        if pessimistic:  # r = 1: the cells are those of the law's grid
+            x = self._split_up(g, dg, h, q, x, errors.dx)
+            extra = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
+            law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+                             q_below=float(fq[0]), pessimistic=True, slack=extra, node_q=nodes)
+            self.__dict__.pop("_memo", None)  # a subclass's values kept for these nodes
+            in_cells = np.abs(q - cells_q) + EPS_MACH * q
+            return source_tail_law(law, tails, errors, cells_q, in_cells, nodes, extra)
+        with np.errstate(invalid="ignore"):
+            moved = np.where(np.isfinite(raw), np.abs(raw - pn), np.inf)
+        charge = optimistic_node_error(g, tails, errors, q, moved,
+                                       self.profile_error(g, dg, tails, errors))
+        bounds = self._optimistic_bounds(g, dg, hc, q, pn, x, errors)
+        # the atoms' contents are exact (up to their roundings, a few ulp of their masses)
+        aq, apn, ax = np.zeros(q.size), np.zeros(q.size), np.zeros(q.size)
+        extra = deposit_atoms(hc, r * j0, atoms, atom_q, aq, apn, ax, nodes, pessimistic)
+        q, pn, x = q + aq, pn + apn, x + ax
+        scale = 1.0 + 8.0 * EPS_MACH
+        bounds = (bounds[0] + ax * scale, bounds[1] + np.maximum(math.exp(hc) * apn - aq, 0.0)
+                  * scale, bounds[2] + aq * scale)
+        self.__dict__.pop("_memo", None)
+        return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+                          q_below=float(fq[0]), pessimistic=False, slack=extra + charge,
+                          node_q=nodes, bounds=bounds)
+
+    def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,
+                           pn: FloatArray, x: FloatArray,
+                           errors: CellErrors) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Upper bounds of each cell's exact q, excess x and upper deficit e^w pn - q, the
+        contents from which the optimistic construction reads its lowerings (``_pldgrid``): the
+        computed values rounded up by their error bounds (tight where a cell's mass is large
+        against the tail) or, when declared, the slope bounds' shares of q's bound (no
+        cancellation; ``up_share``, ``deficit_share``), whichever is smaller."""
+        dq = errors.d_cell + errors.round_q
+        q_up = (q + dq) * (1.0 + 2.0 * EPS_MACH)
+        x_up = x + errors.dx
+        grow = math.exp(w)
+        def_up = (np.maximum(grow * pn - q, 0.0) + grow * (errors.dx + 2.0 * dq)
+                  + 4.0 * EPS_MACH * (q + 2.0 * pn)) * (1.0 + 1e-6)
+        slopes = self.slope_bounds(g, dg)
+        if slopes is not None:
+            c_w = -math.expm1(-w)
+            x_up = np.minimum(x_up, q_up * (up_share(slopes[1], w) * c_w) * (1.0 + 4.0 * EPS_MACH))
+            def_up = np.minimum(def_up, q_up * deficit_share(slopes[0], w) * (1.0 + 4.0 * EPS_MACH))
+        with np.errstate(invalid="ignore"):
+            x_up, def_up = (np.where(np.isnan(a), np.inf, a) for a in (x_up, def_up))
+        return np.asarray(x_up, dtype=np.float64), np.asarray(def_up, dtype=np.float64), q_up
 
     def _split_up(self, g: FloatArray, dg: FloatArray, h: float, q: FloatArray, x: FloatArray,
                   dx: FloatArray) -> FloatArray:
@@ -199,17 +262,28 @@ class _GaussianDirection(_TailDirection):
         m, z = self.mu, _z(tail)
         return m * (-z + m / 2), m * (z + m / 2)
 
-    def tail_accuracy(self, g: FloatArray,
-                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
-        # z = g / mu -+ mu / 2: dg / mu, and the rounding of the quotient and the sum
+    def _arguments(self, g: FloatArray,
+                   dg: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """z = g / mu -+ mu / 2 and their error: dg / mu, the quotient's and the sum's rounding."""
         u = EPS_MACH / 2
         with np.errstate(invalid="ignore"):
             zq = g / self.mu - self.mu / 2
             zp = g / self.mu + self.mu / 2
             dz = (dg / self.mu + 2 * u * (np.abs(g / self.mu) + self.mu)) * 1.01
-            dz = np.where(np.isfinite(g), dz, 0.0)
+        return zq, zp, np.where(np.isfinite(g), dz, 0.0)
+
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+        zq, zp, dz = self._arguments(g, dg)
         rel = np.maximum(ndtr_accuracy(zq, dz), ndtr_accuracy(zp, dz))
         return rel, np.zeros_like(rel)
+
+    def tail_errors(self, g: FloatArray, dg: FloatArray,
+                    tails: tuple[FloatArray, ...]) -> tuple[FloatArray, ...]:
+        # each tail Phi(+-z) at its own argument: a tail near 1 hardly moves (``ndtr_accuracy``)
+        zq, zp, dz = self._arguments(g, dg)
+        return tuple(np.asarray(ndtr_accuracy(z, dz, own_value=True) * t, dtype=np.float64)
+                     for z, t in zip((zq, -zq, zp, -zp), tails, strict=True))
 
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
@@ -325,12 +399,45 @@ class SubsampledTailDirection(_TailDirection):
 
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         r = self.rate
+        base = self.base.tails(self._base_loss(g if self.direction == "remove" else -g))
+        self.__dict__["_base_tails"] = (g, base)  # for ``profile_error`` at the same nodes
+        fq0, sq0, fp0, sp0 = base
         if self.direction == "remove":
-            fq0, sq0, fp0, sp0 = self.base.tails(self._base_loss(g))
             return (1 - r) * fp0 + r * fq0, (1 - r) * sp0 + r * sq0, fp0, sp0
         # L' = -phi(l) > g  <=>  l < phi^{-1}(-g): under Q' = P and P' = the mixture
-        fq0, sq0, fp0, sp0 = self.base.tails(self._base_loss(-g))
         return sp0, fp0, (1 - r) * sp0 + r * sq0, (1 - r) * fp0 + r * fq0
+
+    def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                      errors: CellErrors) -> FloatArray:
+        # The base's tails T0 at l = phi^{-1}(+-g) enter both tails with coefficients that
+        # nearly cancel: remove, sq - e^g sp = (1 - r - e^g) sp0 + r sq0; add, sq - e^g sp =
+        # (1 - (1 - r) e^g) fp0 - e^g r fq0. Where l is finite, 1 - r - e^g = -r e^l (add:
+        # 1 - (1 - r) e^g = e^g r e^l): the profile errs by r times the base's errors (at l
+        # within dl, ``tail_errors``), not by the tails' own, plus the rounding of the mixed tail
+        # (1 - r, two products and a sum: 5 u of it). The coefficient is bounded both ways (as
+        # r e^{l + dl}, and directly, with e^g's rounding); where l is -inf but the exact node
+        # may map above log(1 - r), the default bound.
+        default = super().profile_error(g, dg, tails, errors)
+        memo = self.__dict__.get("_base_tails")
+        if memo is None or memo[0] is not g:
+            return default
+        r, u = self.rate, EPS_MACH / 2
+        v, l_, dl = self._mapped(g, dg)
+        dfq0, dsq0, dfp0, dsp0 = self.base.tail_errors(l_, dl, memo[1])
+        with np.errstate(over="ignore", invalid="ignore"):
+            eg = np.exp(g)
+            slack_g = eg * (dg + 4.0 * u) * 1.01 + 4.0 * u
+            via_l = np.where(np.isfinite(l_), r * np.exp(l_ + dl), np.inf)
+            if self.direction == "remove":
+                coef = np.minimum(via_l, np.abs((1.0 - r) - eg) + slack_g)
+                out = coef * dsp0 + r * dsq0 + 5.0 * u * tails[1]
+            else:
+                coef = np.minimum(eg * via_l, np.abs(1.0 - (1.0 - r) * eg) + slack_g)
+                out = coef * dfp0 + eg * (r * dfq0 + 5.0 * u * tails[3])
+            out = out * (1.0 + 1e-6) + 1e-300
+        edge = ~np.isfinite(l_) & (v + dg > math.log1p(-r))
+        ok = ~edge & np.isfinite(out)
+        return np.asarray(np.where(ok, np.minimum(out, default), default), dtype=np.float64)
 
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
