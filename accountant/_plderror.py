@@ -82,20 +82,23 @@ def ndtr_accuracy(z: FloatArray, dz: FloatArray, own_value: bool = False) -> Flo
     (measured against mpmath: at most 1.6 z^2 u + 16 u down to z = -37.5; charged (2 z^2 + 16) u,
     tests/test_pld_tails.py) and the argument's,
     |log Phi(z + d) - log Phi(z)| <= d (|z| + d + 1) (the log-derivative phi/Phi is at most |z| + 1
-    [@birnbaum1942inequality]). With ``own_value``, the bound of Phi(z) alone: where z - d >= 0
-    the log-derivative over the interval is also at most 2 phi(z - d) (phi/Phi <= 2 phi on
-    t >= 0, decreasing), so a value near 1 hardly moves with its argument."""
+    [@birnbaum1942inequality]). With ``own_value``, the bound of Phi(z) alone: for z >= 0 its own
+    error is charged 16 u (measured: at most 1.6 u on [0, 40]), and where z - d >= 0 the
+    log-derivative over the interval is also at most 2 phi(z - d) (phi/Phi <= 2 phi on t >= 0,
+    decreasing), so a value near 1 hardly moves with its argument."""
     az = np.abs(z)
+    own = (2.0 * az * az + 16.0) * U
     with np.errstate(invalid="ignore", over="ignore"):
         slope = az + dz + 1.0
         if own_value:
+            own = np.where(z >= 0.0, 16.0 * U, own)
             low = z - dz
             right = low >= 0.0
             slope = np.array(slope, dtype=np.float64)
             slope[right] = np.minimum(slope[right], 2.0 * np.exp(-0.5 * low[right] ** 2)
                                       / math.sqrt(2.0 * math.pi) * 1.01)
         arg = np.where(dz > 0, dz * slope, 0.0)
-        rel = np.expm1(arg) * 1.01 + (2.0 * az * az + 16.0) * U
+        rel = np.expm1(arg) * 1.01 + own
         rel = rel / np.maximum(1.0 - rel, 0.0)  # relative to the computed value
     return np.asarray(np.where(np.isfinite(z), rel, 8.0 * U), dtype=np.float64)
 

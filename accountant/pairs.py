@@ -178,7 +178,8 @@ class _TailDirection(LossDirection):
                   * scale, bounds[2] + aq * scale)
         self.__dict__.pop("_memo", None)
         return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
-                          q_below=float(fq[0]), pessimistic=False, slack=extra + charge,
+                          q_below=float(fq[0]), pessimistic=False,
+                          slack=extra + charge + self.point_mass_error(),
                           node_q=nodes, bounds=bounds)
 
     def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,
@@ -221,6 +222,12 @@ class _TailDirection(LossDirection):
     def point_masses(self) -> tuple[FloatArray, FloatArray]:
         """Atoms of L (losses, Q-masses) not included in ``tails``."""
         return np.zeros(0), np.zeros(0)
+
+    def point_mass_error(self) -> float:
+        """Bound on the total error of the atoms' Q-masses beyond a few ulp of each (an atom
+        derived from computed tails); an optimistic law adds it to its charge (an atom's mass
+        moves delta by at most itself, at every eps)."""
+        return 0.0
 
 
 def _ndtr(x: FloatArray) -> FloatArray:
@@ -284,6 +291,16 @@ class _GaussianDirection(_TailDirection):
         zq, zp, dz = self._arguments(g, dg)
         return tuple(np.asarray(ndtr_accuracy(z, dz, own_value=True) * t, dtype=np.float64)
                      for z, t in zip((zq, -zq, zp, -zp), tails, strict=True))
+
+    def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                      errors: CellErrors) -> FloatArray:
+        # the two upper tails' own errors (``tail_errors``): near the bottom both are near 1
+        _, dsq, _, dsp = self.tail_errors(g, dg, tails)
+        with np.errstate(over="ignore", invalid="ignore"):
+            own = dsq + np.exp(g) * dsp * (1.0 + 1e-6) + 1e-300
+        default = super().profile_error(g, dg, tails, errors)
+        return np.asarray(np.where(np.isnan(own), default, np.minimum(own, default)),
+                          dtype=np.float64)
 
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
@@ -571,6 +588,15 @@ class SymmetricTailDirection(_TailDirection):
         # the rest at 0, rounded up (extra Q-mass only raises delta)
         zero = max(0.0, 1.0 - used) + 8.0 * EPS_MACH * (2.0 + lp.size)
         return np.concatenate([lp, -lp, [0.0]]), np.concatenate([qp, pp, [zero]])
+
+    def point_mass_error(self) -> float:
+        # the atom at 0: rounded up by 8 eps (2 + atoms), and 1 - used errs by the base's tails'
+        # errors at 0 and the sums' rounding
+        n = int(np.count_nonzero(self.base.point_masses()[0] > 0))
+        _, sq0, _, sp0 = (float(t[0]) for t in self.base.tails(np.zeros(1)))
+        rel0, ab0 = (float(t[0]) for t in self.base.tail_accuracy(np.zeros(1), np.zeros(1)))
+        return (8.0 * EPS_MACH * (2.0 + n) + rel0 * (sq0 + sp0) + 2.0 * ab0
+                + 8.0 * EPS_MACH) * 1.01
 
     def atoms(self) -> tuple[float, ...]:
         return tuple(float(a) for a in self.point_masses()[0])
