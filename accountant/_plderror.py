@@ -45,6 +45,7 @@ lowerings are taken from upper bounds of each half's excess and deficit, by the 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -59,6 +60,12 @@ U = EPS_MACH / 2.0
 #: a composed law also carries the absolute charge, ``GridLaw.alt``, and each delta uses the
 #: smaller of the two); a node whose bound exceeds it is charged to the absolute slack instead.
 TAIL_CAP = 1e-6
+#: Absolute error allowed to every computed tail besides its declared accuracy: relative accuracy
+#: holds in the normal range only. Below it a tail may be subnormal or flushed to 0 (scipy's ndtr
+#: returns 0 for z < -37.68, where Phi(z) is up to 2.4e-310), an error below the smallest normal
+#: double; mixing such tails with weights summing to at most 1 keeps it below 4 times that.
+#: e^g times it matters where g > 690: a P-tail flushed inside a cell made p = the whole tail.
+UNDERFLOW = 4.0 * sys.float_info.min
 
 
 def product_error(j: FloatArray, h: float) -> FloatArray:
@@ -190,14 +197,15 @@ class CellErrors(NamedTuple):
 def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
                 accuracy: tuple[FloatArray, FloatArray]) -> CellErrors:
     """Entrywise error bounds of a source's cells, from ``accuracy`` = (rel, abs) with
-    |T~ - T| <= rel T~ + abs for each of the tails (fq, sq, fp, sp) at the nodes g."""
+    |T~ - T| <= rel T~ + abs for each of the tails (fq, sq, fp, sp) at the nodes g where T~ is
+    normal, and UNDERFLOW more for tails below the normal range."""
     fq, sq, fp, sp = tails
     rel, ab = accuracy
 
     def err(t: FloatArray) -> FloatArray:
-        # |T~ - T| <= rel T~ + abs; always |T~ - T| <= 1 + T~ (T is a probability)
+        # |T~ - T| <= rel T~ + abs + UNDERFLOW; always |T~ - T| <= 1 + T~ (T is a probability)
         with np.errstate(over="ignore", invalid="ignore"):
-            bound = rel * np.abs(t) + ab
+            bound = rel * np.abs(t) + ab + UNDERFLOW
         return np.asarray(np.minimum(np.where(np.isnan(bound), np.inf, bound), 1.0 + np.abs(t)),
                           dtype=np.float64)
 

@@ -311,3 +311,26 @@ def test_chi2_accuracy_model_covers_scipy() -> None:
                 for got, exact in ((cdf, lower), (sf, upper)):
                     if exact > 1e-300:
                         assert abs(mpf(float(got)) - exact) <= model * exact, (k, si, got)
+
+
+def test_p_tails_flushed_to_zero_inside_the_support() -> None:
+    """For mu = 38 the P-tail Phi(-g/mu - mu/2) is flushed to 0 by scipy's ndtr (z < -37.68, value
+    below 2.4e-310) at g ~ 709.7, inside the bulk of L ~ N(722, 38^2), where e^g times it is O(1).
+    The cell whose upper node's tail is flushed reads its P-mass as the whole tail, so x = q - e^g p
+    is computed as 0; a relative accuracy model does not cover a flushed 0, and the split taken
+    from x sent none of that cell's mass up. The pessimistic profile must stay above the exact one
+    (closed form in mpmath) and epsilon must not fall below the exact epsilon there."""
+    from accountant import PLD
+
+    mu = 38.0
+    pld = PLD.gaussian(1.0 / mu, tol=1e-3)
+
+    def exact(eps: float) -> mpmath.mpf:
+        with mpmath.workdps(50):
+            e, m = mpf(eps), mpf(mu)
+            return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+    for eps in np.linspace(700.0, 712.0, 49):
+        assert pld.delta(float(eps)) >= exact(float(eps)), eps
+    target = float(exact(709.5))
+    assert exact(pld.epsilon(target)) <= target
