@@ -231,8 +231,8 @@ class SparseVector:
       - "no_threshold_noise": the threshold is used without noise; privacy degrades with the
         number of queries.
       - "noisy_answer": Alg. 3 (Roth's lecture notes) — releases q_i + nu_i for positive answers;
-        not eps-DP (its loss grows with the number of negative answers). Not in the benchmark:
-        the default score families do not find its violating event at 10^6 draws.
+        not eps-DP: its loss grows with the number of negative answers before the released one
+        ((k + 1) eps/4 for an answer at the k-th query, 2.5 at eps 1 over 10 queries, c = 1).
     Output: one int per query, 1 above, 0 below, -1 not answered (after halting); for
     "noisy_answer" a float per query, the noisy answer when above and NaN otherwise. Answers,
     threshold and noise live on the lattice 2^-20 Z (exact discrete Laplace noise, integer
