@@ -232,7 +232,7 @@ class SparseVector:
         number of queries.
       - "noisy_answer": Alg. 3 (Roth's lecture notes) — releases q_i + nu_i for positive answers;
         not eps-DP: its loss grows with the number of negative answers before the released one
-        ((k + 1) eps/4 for an answer at the k-th query, 2.5 at eps 1 over 10 queries, c = 1).
+        (k eps/4 for an answer at the k-th query, counting from 1: 2.5 at eps 1 over 10 queries).
     Output: one int per query, 1 above, 0 below, -1 not answered (after halting); for
     "noisy_answer" a float per query, the noisy answer when above and NaN otherwise. Answers,
     threshold and noise live on the lattice 2^-20 Z (exact discrete Laplace noise, integer
