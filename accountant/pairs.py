@@ -161,13 +161,14 @@ class _TailDirection(LossDirection):
             extra = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
             law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
                              q_below=float(fq[0]), pessimistic=True, slack=extra, node_q=nodes)
-            self.__dict__.pop("_memo", None)  # a subclass's values kept for these nodes
+            self._forget()
             in_cells = np.abs(q - cells_q) + EPS_MACH * q
             return source_tail_law(law, tails, errors, cells_q, in_cells, nodes, extra)
         with np.errstate(invalid="ignore"):
             moved = np.where(np.isfinite(raw), np.abs(raw - pn), np.inf)
         charge = optimistic_node_error(g, tails, errors, q, moved,
                                        self.profile_error(g, dg, tails, errors))
+        charge += self.point_mass_error()
         bounds = self._optimistic_bounds(g, dg, hc, q, pn, x, errors)
         # the atoms' contents are exact (up to their roundings, a few ulp of their masses)
         aq, apn, ax = np.zeros(q.size), np.zeros(q.size), np.zeros(q.size)
@@ -176,11 +177,10 @@ class _TailDirection(LossDirection):
         scale = 1.0 + 8.0 * EPS_MACH
         bounds = (bounds[0] + ax * scale, bounds[1] + np.maximum(math.exp(hc) * apn - aq, 0.0)
                   * scale, bounds[2] + aq * scale)
-        self.__dict__.pop("_memo", None)
+        self._forget()
         return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
                           q_below=float(fq[0]), pessimistic=False,
-                          slack=extra + charge + self.point_mass_error(),
-                          node_q=nodes, bounds=bounds)
+                          slack=extra + charge, node_q=nodes, bounds=bounds)
 
     def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,
                            pn: FloatArray, x: FloatArray,
@@ -218,6 +218,15 @@ class _TailDirection(LossDirection):
         if slopes is not None:
             up = np.minimum(up, q * (up_share(slopes[1], h) * (1.0 + 8.0 * EPS_MACH)) * c_h)
         return np.asarray(np.minimum(up, q), dtype=np.float64)
+
+    def _forget(self) -> None:
+        """Drop a subclass's values kept for the nodes of the last discretisation (its base's
+        too: a wrapped direction's are kept on the base)."""
+        self.__dict__.pop("_memo", None)
+        self.__dict__.pop("_base_tails", None)
+        base = self.__dict__.get("base")
+        if isinstance(base, _TailDirection):
+            base._forget()
 
     def point_masses(self) -> tuple[FloatArray, FloatArray]:
         """Atoms of L (losses, Q-masses) not included in ``tails``."""
