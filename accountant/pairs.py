@@ -31,6 +31,7 @@ from ._numeric import (
     lower_convex_hull,
 )
 from ._plderror import (
+    UNDERFLOW,
     CellErrors,
     cell_errors,
     deficit_share,
@@ -110,10 +111,12 @@ class _TailDirection(LossDirection):
                     tails: tuple[FloatArray, ...]) -> tuple[FloatArray, ...]:
         """Absolute error bounds of each of the four ``tails`` computed at g (within dg of the
         exact arguments): by default rel T~ + abs from ``tail_accuracy``, which covers all four;
-        a direction may bound each tail on its own."""
+        a direction may bound each tail on its own. Both add UNDERFLOW (a tail below the normal
+        range is subnormal or flushed to 0, ``cell_errors``)."""
         rel, ab = self.tail_accuracy(g, dg)
         with np.errstate(over="ignore", invalid="ignore"):
-            return tuple(np.asarray(rel * np.abs(t) + ab, dtype=np.float64) for t in tails)
+            return tuple(np.asarray(rel * np.abs(t) + ab + UNDERFLOW, dtype=np.float64)
+                         for t in tails)
 
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
@@ -130,9 +133,9 @@ class _TailDirection(LossDirection):
         """Bound on |(sq~ - e^g sp~) - (sq - e^g sp)| at the nodes g (within dg of the exact ones),
         the profile at a node as read from the computed upper tails: by default their error
         bounds added (``cell_errors``); a direction whose Q- and P-tails share their errors
-        (subsampling) states a smaller one. Both add 1e-300 for tails flushed by underflow."""
+        (subsampling) states a smaller one."""
         with np.errstate(over="ignore", invalid="ignore"):
-            out = errors.dsq + np.exp(g) * errors.dsp * (1.0 + 1e-6) + 1e-300
+            out = errors.dsq + np.exp(g) * errors.dsp * (1.0 + 1e-6)
         return np.asarray(np.where(np.isnan(out), np.inf, out), dtype=np.float64)
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
@@ -298,7 +301,8 @@ class _GaussianDirection(_TailDirection):
                     tails: tuple[FloatArray, ...]) -> tuple[FloatArray, ...]:
         # each tail Phi(+-z) at its own argument: a tail near 1 hardly moves (``ndtr_accuracy``)
         zq, zp, dz = self._arguments(g, dg)
-        return tuple(np.asarray(ndtr_accuracy(z, dz, own_value=True) * t, dtype=np.float64)
+        return tuple(np.asarray(ndtr_accuracy(z, dz, own_value=True) * t + UNDERFLOW,
+                                dtype=np.float64)
                      for z, t in zip((zq, -zq, zp, -zp), tails, strict=True))
 
     def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
@@ -306,7 +310,7 @@ class _GaussianDirection(_TailDirection):
         # the two upper tails' own errors (``tail_errors``): near the bottom both are near 1
         _, dsq, _, dsp = self.tail_errors(g, dg, tails)
         with np.errstate(over="ignore", invalid="ignore"):
-            own = dsq + np.exp(g) * dsp * (1.0 + 1e-6) + 1e-300
+            own = dsq + np.exp(g) * dsp * (1.0 + 1e-6)
         default = super().profile_error(g, dg, tails, errors)
         return np.asarray(np.where(np.isnan(own), default, np.minimum(own, default)),
                           dtype=np.float64)
@@ -440,7 +444,8 @@ class SubsampledTailDirection(_TailDirection):
         # (1 - (1 - r) e^g) fp0 - e^g r fq0. Where l is finite, 1 - r - e^g = -r e^l (add:
         # 1 - (1 - r) e^g = e^g r e^l): the profile errs by r times the base's errors (at l
         # within dl, ``tail_errors``), not by the tails' own, plus the rounding of the mixed tail
-        # (1 - r, two products and a sum: 5 u of it). The coefficient is bounded both ways (as
+        # (1 - r, two products and a sum: 5 u of it, and 4 UNDERFLOW where its terms are
+        # subnormal, times e^g for the P-tail). The coefficient is bounded both ways (as
         # r e^{l + dl}, and directly, with e^g's rounding); where l is -inf but the exact node
         # may map above log(1 - r), the default bound.
         default = super().profile_error(g, dg, tails, errors)
@@ -460,7 +465,7 @@ class SubsampledTailDirection(_TailDirection):
             else:
                 coef = np.minimum(eg * via_l, np.abs(1.0 - (1.0 - r) * eg) + slack_g)
                 out = coef * dfp0 + eg * (r * dfq0 + 5.0 * u * tails[3])
-            out = out * (1.0 + 1e-6) + 1e-300
+            out = out * (1.0 + 1e-6) + 4.0 * UNDERFLOW * (1.0 + eg)
         edge = ~np.isfinite(l_) & (v + dg > math.log1p(-r))
         ok = ~edge & np.isfinite(out)
         return np.asarray(np.where(ok, np.minimum(out, default), default), dtype=np.float64)

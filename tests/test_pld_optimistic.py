@@ -260,3 +260,25 @@ def test_dpsgd_optimistic_sources_are_below_the_truth() -> None:
             law = d.discretize(h, False, 1e-24)
             assert law.slack < 6e-15, (mu, direction, law.slack)
             check_below(law, d, sample_points(law, np.random.default_rng(3), 80))
+
+
+def test_profile_error_covers_flushed_tails() -> None:
+    """At mu 38 the P-tail Phi(-g/mu - mu/2) is flushed to 0 by ndtr near g = 709.7, where e^g
+    times it is O(1): the per-tail errors and the profile's error allow for it (UNDERFLOW)."""
+    d = _GaussianDirection(38.0)
+    h = 1e-3
+    j = np.arange(709_600, 709_800, 7, dtype=np.float64)
+    g = j * h
+    dg = product_error(j, h)
+    tails = d.tails(g)
+    assert np.any(tails[3] == 0.0)
+    errs = d.tail_errors(g, dg, tails)
+    bound = d.profile_error(g, dg, tails, cell_errors(g, tails, d.tail_accuracy(g, dg)))
+    sq, sp, _, _ = model_tails(d)
+    with mpmath.workdps(40):
+        for i in range(g.size):
+            e = mpf(int(j[i])) * mpf(h)
+            assert abs(mpf(float(tails[3][i])) - sp(e)) <= errs[3][i], j[i]
+            got = mpf(float(tails[1][i])) - mpmath.exp(e) * mpf(float(tails[3][i]))
+            exact = sq(e) - mpmath.exp(e) * sp(e)
+            assert abs(got - exact) <= bound[i], (j[i], float(got - exact), bound[i])
