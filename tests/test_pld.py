@@ -263,3 +263,35 @@ def test_property_random_pmfs_bracket_the_exact_product(p: list[float], q: list[
     exact = max(_hockey_stick(pp, qq, eps), _hockey_stick(qq, pp, eps))
     lo, up = PLD.from_pmfs(pa, qa).self_compose(k).delta_bracket(eps)
     assert lo - 1e-12 <= exact <= up + 1e-12
+
+
+def test_law_curve_charges_the_rounding_of_its_sums() -> None:
+    """The trade-off curve of an exact grid law (no error charged) is its vertices (P-sum, 1 - Q-sum)
+    over the losses above each; 20000 Q-masses of 5e-17 below a mass 0.5 are each under half an ulp
+    of the running sum, so a double running sum drops them all (1e-12 in beta, against a 1e-15
+    margin). The curve must stay below the exact one (mpmath at 50 digits) at every vertex."""
+    import mpmath
+
+    from accountant._pldgrid import GridLaw
+    from accountant.pld import _law_curve
+
+    h, n_small, low = 1e-3, 20000, -500  # losses from -0.5 to 30
+    masses = np.zeros(30501)
+    masses[-1] = 0.5
+    masses[-2 - n_small:-2] = 5e-17
+    masses[0] = 0.5 - n_small * 5e-17
+    law = GridLaw(h, low, masses, 0.0, 0.0, True)
+    curve = _law_curve(law)
+    xs, ys = np.asarray(curve.alphas), np.asarray(curve.betas)
+    worst = -1.0
+    with mpmath.workdps(50):
+        p_sum, q_sum = mpmath.mpf(0), mpmath.mpf(0)
+        for m, loss in zip(masses[::-1], law.losses[::-1], strict=True):
+            if m == 0.0:
+                continue
+            p_sum += mpmath.mpf(m) * mpmath.exp(-mpmath.mpf(loss))
+            q_sum += mpmath.mpf(m)
+            # the exact curve passes through (p_sum, (1 - q_sum)_+): the reported one lies below it
+            excess = np.interp(float(p_sum), xs, ys) - max(0, 1 - q_sum)
+            worst = max(worst, float(excess))
+    assert worst <= 0.0, worst  # was 1e-12 with the double running sums
