@@ -90,7 +90,11 @@ class GridLaw:
     slack: float
     pessimistic: bool
     #: relative error bound: the exact masses m and the held ones satisfy |held - m| <= rel m + e
-    #: entrywise (atom included), with |e|_1 <= slack.
+    #: entrywise (atom included), where every tail sum of e is at most ``slack``:
+    #: |e([l, +inf])| <= slack at every l (|e|_1 <= slack implies it; a source's absolute charge,
+    #: max_j TB_j of ``_plderror``, is only of this form). That is all the bounds need: delta errs
+    #: by at most slack (Abel summation), and a convolution's e_a * b~ with b~ >= 0 has tail sums
+    #: at most slack_a |b~|_1.
     rel: float = 0.0
     #: the grid is {shift + (offset + i) h}: a finite mechanism's top loss is put on a node
     shift: float = 0.0
