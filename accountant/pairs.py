@@ -197,8 +197,9 @@ class _TailDirection(LossDirection):
         q_up = (q + dq) * (1.0 + 2.0 * EPS_MACH)
         x_up = x + errors.dx
         grow = math.exp(w)
-        def_up = (np.maximum(grow * pn - q, 0.0) + grow * (errors.dx + 2.0 * dq)
-                  + 4.0 * EPS_MACH * (q + 2.0 * pn)) * (1.0 + 1e-6)
+        with np.errstate(over="ignore"):  # an overflow is an infinite (valid) bound
+            def_up = (np.maximum(grow * pn - q, 0.0) + grow * (errors.dx + 2.0 * dq)
+                      + 4.0 * EPS_MACH * (q + 2.0 * pn)) * (1.0 + 1e-6)
         slopes = self.slope_bounds(g, dg)
         if slopes is not None:
             c_w = -math.expm1(-w)

@@ -189,6 +189,14 @@ def r(x: float) -> str:
 def fam_gdp(rng: np.random.Generator, i: int) -> Workload:
     mu = loguniform(rng, 1e-2, 50.0)
     u = rng.random()
+    if u < 0.1:
+        # large mu asked inside the loss's bulk, L ~ N(mu^2/2, mu^2) under Q: near eps ~ 700
+        # e^eps leaves the doubles and scipy's ndtr flushes the P-tail to 0 (defect of 7859026)
+        sigma = 1.0 / float(rng.uniform(25.0, 50.0))
+        mu = 1.0 / sigma
+        eps = [mu * mu / 2 + mu * float(rng.uniform(-3.0, 3.0)) for _ in range(3)]
+        return Workload("gdp", f"PLD.gaussian({r(sigma)})", GaussianRef(1 / mpf(sigma)), eps,
+                        pick_deltas(rng))
     if u < 0.7:
         code, total = f"GDP({r(mu)})", mu
     elif u < 0.85:
