@@ -100,10 +100,8 @@ def ndtr_accuracy(z: FloatArray, dz: FloatArray, own_value: bool = False) -> Flo
         if own_value:
             own = np.where(z >= 0.0, 16.0 * U, own)
             low = z - dz
-            right = low >= 0.0
-            slope = np.array(slope, dtype=np.float64)
-            slope[right] = np.minimum(slope[right], 2.0 * np.exp(-0.5 * low[right] ** 2)
-                                      / math.sqrt(2.0 * math.pi) * 1.01)
+            near_one = 2.0 * np.exp(-0.5 * low ** 2) / math.sqrt(2.0 * math.pi) * 1.01
+            slope = np.where(low >= 0.0, np.minimum(slope, near_one), slope)
         arg = np.where(dz > 0, dz * slope, 0.0)
         rel = np.expm1(arg) * 1.01 + own
         rel = rel / np.maximum(1.0 - rel, 0.0)  # relative to the computed value
@@ -192,6 +190,7 @@ class CellErrors(NamedTuple):
     dfp: FloatArray
     round_p: FloatArray  # p's rounding and clip at 0
     pn_round: FloatArray  # the rounding of e^g p, computed as exp(g + log p)
+    pn: FloatArray  # e^g p itself as computed (``scaled_p``), before any clip
 
 
 def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
@@ -228,7 +227,7 @@ def cell_errors(g: FloatArray, tails: tuple[FloatArray, ...],
     dq = d_cell + round_q
     dx = (np.where(np.isfinite(dpn), dpn, np.inf) + 2.0 * dq) * (1.0 + 1e-6) + 2.0 * U * (
         np.abs(q_hat) + np.where(np.isfinite(pn), pn, 0.0))
-    return CellErrors(dsq, dfq, d_cell, round_q, dx, dsp, dfp, round_p, pn_round)
+    return CellErrors(dsq, dfq, d_cell, round_q, dx, dsp, dfp, round_p, pn_round, pn)
 
 
 def telescoped_errors(upper: npt.NDArray[np.bool_], d_up: FloatArray, d_low: FloatArray,

@@ -38,7 +38,6 @@ from ._plderror import (
     ndtr_accuracy,
     optimistic_node_error,
     product_error,
-    scaled_p,
     source_tail_law,
     up_share,
 )
@@ -107,16 +106,17 @@ class _TailDirection(LossDirection):
         """(rel, abs) with |T~ - T| <= rel T~ + abs for each of the four tails computed at g,
         where g is within dg of the exact argument."""
 
-    def tail_errors(self, g: FloatArray, dg: FloatArray,
-                    tails: tuple[FloatArray, ...]) -> tuple[FloatArray, ...]:
-        """Absolute error bounds of each of the four ``tails`` computed at g (within dg of the
-        exact arguments): by default rel T~ + abs from ``tail_accuracy``, which covers all four;
-        a direction may bound each tail on its own. Both add UNDERFLOW (a tail below the normal
-        range is subnormal or flushed to 0, ``cell_errors``)."""
+    def tail_errors(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                    which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[FloatArray, ...]:
+        """Absolute error bounds of the four ``tails`` (fq, sq, fp, sp) computed at g (within dg
+        of the exact arguments), of those listed in ``which`` (indices, in that order): by
+        default rel T~ + abs from ``tail_accuracy``, which covers all four; a direction may bound
+        each tail on its own. Both add UNDERFLOW (a tail below the normal range is subnormal or
+        flushed to 0, ``cell_errors``)."""
         rel, ab = self.tail_accuracy(g, dg)
         with np.errstate(over="ignore", invalid="ignore"):
-            return tuple(np.asarray(rel * np.abs(t) + ab + UNDERFLOW, dtype=np.float64)
-                         for t in tails)
+            return tuple(np.asarray(rel * np.abs(tails[i]) + ab + UNDERFLOW, dtype=np.float64)
+                         for i in which)
 
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
@@ -146,17 +146,16 @@ class _TailDirection(LossDirection):
         hc = h / r
         g = np.asarray(np.arange(r * j0, r * j1 + 1) * hc, dtype=np.float64)
         tails = self.tails(g)
-        fq, sq, fp, sp = tails
+        fq, sq = tails[:2]
         # difference the smaller of the two tails, so tiny cell masses keep their digits
         q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
-        p = np.where(sp[:-1] <= 0.5, sp[:-1] - sp[1:], fp[1:] - fp[:-1])
         q = np.maximum(q, 0.0)
         cells_q = q.copy()
-        raw = scaled_p(g[:-1], p)[0]
-        pn = np.clip(raw, q * math.exp(-hc), q)
-        x = q - pn
         dg = product_error(np.arange(r * j0, r * j1 + 1, dtype=np.float64), hc)
         errors = cell_errors(g, tails, self.tail_accuracy(g, dg))
+        raw = errors.pn  # e^g p of the P-masses differenced likewise
+        pn = np.clip(raw, q * math.exp(-hc), q)
+        x = q - pn
         atoms, atom_q = self.point_masses()
         nodes = np.zeros(g.size)
         if pessimistic:  # r = 1: the cells are those of the law's grid
@@ -298,18 +297,20 @@ class _GaussianDirection(_TailDirection):
         rel = np.maximum(ndtr_accuracy(zq, dz), ndtr_accuracy(zp, dz))
         return rel, np.zeros_like(rel)
 
-    def tail_errors(self, g: FloatArray, dg: FloatArray,
-                    tails: tuple[FloatArray, ...]) -> tuple[FloatArray, ...]:
+    def tail_errors(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                    which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[FloatArray, ...]:
         # each tail Phi(+-z) at its own argument: a tail near 1 hardly moves (``ndtr_accuracy``)
         zq, zp, dz = self._arguments(g, dg)
-        return tuple(np.asarray(ndtr_accuracy(z, dz, own_value=True) * t + UNDERFLOW,
+        signed = (1.0, -1.0, 1.0, -1.0)
+        return tuple(np.asarray(ndtr_accuracy(signed[i] * (zq if i < 2 else zp), dz,
+                                              own_value=True) * tails[i] + UNDERFLOW,
                                 dtype=np.float64)
-                     for z, t in zip((zq, -zq, zp, -zp), tails, strict=True))
+                     for i in which)
 
     def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
                       errors: CellErrors) -> FloatArray:
         # the two upper tails' own errors (``tail_errors``): near the bottom both are near 1
-        _, dsq, _, dsp = self.tail_errors(g, dg, tails)
+        dsq, dsp = self.tail_errors(g, dg, tails, (1, 3))
         with np.errstate(over="ignore", invalid="ignore"):
             own = dsq + np.exp(g) * dsp * (1.0 + 1e-6)
         default = super().profile_error(g, dg, tails, errors)
@@ -455,17 +456,19 @@ class SubsampledTailDirection(_TailDirection):
             return default
         r, u = self.rate, EPS_MACH / 2
         v, l_, dl = self._mapped(g, dg)
-        dfq0, dsq0, dfp0, dsp0 = self.base.tail_errors(l_, dl, memo[1])
+        remove = self.direction == "remove"
+        # the two base tails that enter (remove: the upper ones, add: the lower ones)
+        d_q0, d_p0 = self.base.tail_errors(l_, dl, memo[1], (1, 3) if remove else (0, 2))
         with np.errstate(over="ignore", invalid="ignore"):
             eg = np.exp(g)
             slack_g = eg * (dg + 4.0 * u) * 1.01 + 4.0 * u
             via_l = np.where(np.isfinite(l_), r * np.exp(l_ + dl), np.inf)
-            if self.direction == "remove":
+            if remove:
                 coef = np.minimum(via_l, np.abs((1.0 - r) - eg) + slack_g)
-                out = coef * dsp0 + r * dsq0 + 5.0 * u * tails[1]
+                out = coef * d_p0 + r * d_q0 + 5.0 * u * tails[1]
             else:
                 coef = np.minimum(eg * via_l, np.abs(1.0 - (1.0 - r) * eg) + slack_g)
-                out = coef * dfp0 + eg * (r * dfq0 + 5.0 * u * tails[3])
+                out = coef * d_p0 + eg * (r * d_q0 + 5.0 * u * tails[3])
             out = out * (1.0 + 1e-6) + 4.0 * UNDERFLOW * (1.0 + eg)
         edge = ~np.isfinite(l_) & (v + dg > math.log1p(-r))
         ok = ~edge & np.isfinite(out)

@@ -138,6 +138,24 @@ def test_gaussian_tail_errors_hold(mu: float, log_h: float, seed: int) -> None:
                 assert abs(mpf(float(t[i])) - exact) <= err[i], (mu, h, j[i], float(exact))
 
 
+def test_tail_errors_of_selected_tails_are_those_of_all_four() -> None:
+    """``tail_errors(..., which)`` (what ``profile_error`` asks for: two of the four tails) gives
+    each listed tail the bound it has among all four (the mpmath check above), in order."""
+    h = 1e-3
+    for d in (_GaussianDirection(0.9), _LaplaceDirection(1.0),
+              SubsampledTailDirection(_GaussianDirection(0.9), 0.01, "remove")):
+        lo, hi = d.support()
+        j = np.arange(math.floor(lo / h) - 1, math.ceil(hi / h) + 2, dtype=np.float64)
+        g, dg = j * h, product_error(j, h)
+        tails = d.tails(g)
+        full = d.tail_errors(g, dg, tails)
+        for which in ((1, 3), (0, 2), (3, 0), (2,)):
+            part = d.tail_errors(g, dg, tails, which)
+            assert len(part) == len(which)
+            for i, e in zip(which, part, strict=True):
+                assert np.array_equal(e, full[i]), (d, which, i)
+
+
 @settings(max_examples=20, deadline=None)
 @given(mu=st.floats(0.3, 2.0), rate=st.floats(0.001, 0.5), log_h=st.floats(-5.5, -2.0),
        direction=st.sampled_from(["remove", "add"]), seed=st.integers(0, 1000))
@@ -203,9 +221,9 @@ class PerturbedGaussian(_GaussianDirection):
         rel, ab = super().tail_accuracy(g, dg)
         return rel + 1.01 * self.rel, ab
 
-    def tail_errors(self, g: np.ndarray, dg: np.ndarray,
-                    tails: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        return _TailDirection.tail_errors(self, g, dg, tails)
+    def tail_errors(self, g: np.ndarray, dg: np.ndarray, tails: tuple[np.ndarray, ...],
+                    which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[np.ndarray, ...]:
+        return _TailDirection.tail_errors(self, g, dg, tails, which)
 
 
 @settings(max_examples=12, deadline=None)
