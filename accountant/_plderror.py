@@ -83,7 +83,8 @@ def product_error(j: FloatArray, h: float) -> FloatArray:
     return np.asarray(np.abs(err), dtype=np.float64)
 
 
-def ndtr_accuracy(z: FloatArray, dz: FloatArray, own_value: bool = False) -> FloatArray:
+def ndtr_accuracy(z: FloatArray, dz: FloatArray, own_value: bool = False,
+                  symmetric: FloatArray | None = None) -> FloatArray:
     """Relative error bound, relative to the computed value, of ``scipy.special.ndtr`` evaluated at
     a computed argument within dz of the exact z (of Phi(z) and of Phi(-z) alike): its own error
     (measured against mpmath: at most 1.6 z^2 u + 16 u down to z = -37.5; charged (2 z^2 + 16) u,
@@ -92,7 +93,16 @@ def ndtr_accuracy(z: FloatArray, dz: FloatArray, own_value: bool = False) -> Flo
     [@birnbaum1942inequality]). With ``own_value``, the bound of Phi(z) alone: for z >= 0 its own
     error is charged 16 u (measured: at most 1.6 u on [0, 40]), and where z - d >= 0 the
     log-derivative over the interval is also at most 2 phi(z - d) (phi/Phi <= 2 phi on t >= 0,
-    decreasing), so a value near 1 hardly moves with its argument."""
+    decreasing), so a value near 1 hardly moves with its argument. ``symmetric`` (with
+    ``own_value``, z and dz of one shape): ndtr_accuracy(z, dz), already computed; both bounds are
+    the same expression wherever z < 0 (or NaN: there z - dz < 0 unless dz <= 0, where the slope
+    is unused), so only the entries z >= 0 are evaluated."""
+    if own_value and symmetric is not None:
+        redo = z >= 0.0
+        out = np.array(symmetric, dtype=np.float64)
+        if redo.any():
+            out[redo] = ndtr_accuracy(z[redo], dz[redo], own_value=True)
+        return out
     az = np.abs(z)
     own = (2.0 * az * az + 16.0) * U
     with np.errstate(invalid="ignore", over="ignore"):

@@ -291,20 +291,32 @@ class _GaussianDirection(_TailDirection):
             dz = (dg / self.mu + 2 * u * (np.abs(g / self.mu) + self.mu)) * 1.01
         return zq, zp, np.where(np.isfinite(g), dz, 0.0)
 
+    def _accuracies(self, g: FloatArray, dg: FloatArray) -> tuple[FloatArray, ...]:
+        """(zq, zp, dz, ndtr_accuracy at zq, at zp) for nodes g within dg of exact ones; the last
+        call's result is kept (``tail_errors`` reads the nodes ``tail_accuracy`` did)."""
+        memo = self.__dict__.get("_memo")
+        if memo is not None and memo[0] is g and memo[1] is dg:
+            return tuple(memo[2])
+        zq, zp, dz = self._arguments(g, dg)
+        out = (zq, zp, dz, ndtr_accuracy(zq, dz), ndtr_accuracy(zp, dz))
+        self.__dict__["_memo"] = (g, dg, out)
+        return out
+
     def tail_accuracy(self, g: FloatArray,
                       dg: FloatArray) -> tuple[FloatArray, FloatArray]:
-        zq, zp, dz = self._arguments(g, dg)
-        rel = np.maximum(ndtr_accuracy(zq, dz), ndtr_accuracy(zp, dz))
+        _, _, _, acc_q, acc_p = self._accuracies(g, dg)
+        rel = np.maximum(acc_q, acc_p)
         return rel, np.zeros_like(rel)
 
     def tail_errors(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
                     which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[FloatArray, ...]:
-        # each tail Phi(+-z) at its own argument: a tail near 1 hardly moves (``ndtr_accuracy``)
-        zq, zp, dz = self._arguments(g, dg)
+        # each tail Phi(+-z) at its own argument: a tail near 1 hardly moves (``ndtr_accuracy``;
+        # the symmetric bound at +-z is that at z)
+        zq, zp, dz, acc_q, acc_p = self._accuracies(g, dg)
         signed = (1.0, -1.0, 1.0, -1.0)
         return tuple(np.asarray(ndtr_accuracy(signed[i] * (zq if i < 2 else zp), dz,
-                                              own_value=True) * tails[i] + UNDERFLOW,
-                                dtype=np.float64)
+                                              own_value=True, symmetric=acc_q if i < 2 else acc_p)
+                                * tails[i] + UNDERFLOW, dtype=np.float64)
                      for i in which)
 
     def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],

@@ -157,6 +157,27 @@ def test_tail_errors_of_selected_tails_are_those_of_all_four() -> None:
 
 
 @settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.1, 40.0))
+def test_own_value_accuracy_from_the_symmetric_one(seed: int, scale: float) -> None:
+    """``ndtr_accuracy(own_value=True, symmetric=...)`` re-evaluates only the entries where the
+    own-value bound differs from the symmetric one: bitwise the same bound as evaluating all of
+    them, at z and at -z (the symmetric bound at -z is that at z), non-finite entries included."""
+    rng = np.random.default_rng(seed)
+    z = np.concatenate([rng.normal(0.0, scale, 2000),
+                        [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-300, -1e-300, 38.0, -38.0,
+                         -0.5, 0.5]])
+    dz = np.abs(z) * 1e-15 + rng.uniform(0.0, 1e-9, z.size)
+    dz[:6] = [0.0, np.inf, np.nan, 0.0, 1e-3, 2.0]
+    dz[-2:] = -1.0  # not a valid error bound, but the identity needs no sign of dz
+    with np.errstate(all="ignore"):
+        sym = ndtr_accuracy(z, dz)
+        for w in (z, -z):
+            whole = ndtr_accuracy(w, dz, own_value=True)
+            assert whole.tobytes() == ndtr_accuracy(w, dz, own_value=True,
+                                                    symmetric=sym).tobytes()
+
+
+@settings(max_examples=20, deadline=None)
 @given(mu=st.floats(0.3, 2.0), rate=st.floats(0.001, 0.5), log_h=st.floats(-5.5, -2.0),
        direction=st.sampled_from(["remove", "add"]), seed=st.integers(0, 1000))
 def test_subsampled_profile_error_holds(mu: float, rate: float, log_h: float, direction: str,
