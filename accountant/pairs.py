@@ -293,7 +293,9 @@ class _GaussianDirection(_TailDirection):
 
     def _accuracies(self, g: FloatArray, dg: FloatArray) -> tuple[FloatArray, ...]:
         """(zq, zp, dz, ndtr_accuracy at zq, at zp) for nodes g within dg of exact ones; the last
-        call's result is kept (``tail_errors`` reads the nodes ``tail_accuracy`` did)."""
+        call's result is kept for the ``tail_errors`` that reads the nodes ``tail_accuracy`` did,
+        which drops it (5 arrays of the grid: fresh memory for the later passes costs more than
+        it saves)."""
         memo = self.__dict__.get("_memo")
         if memo is not None and memo[0] is g and memo[1] is dg:
             return tuple(memo[2])
@@ -313,6 +315,7 @@ class _GaussianDirection(_TailDirection):
         # each tail Phi(+-z) at its own argument: a tail near 1 hardly moves (``ndtr_accuracy``;
         # the symmetric bound at +-z is that at z)
         zq, zp, dz, acc_q, acc_p = self._accuracies(g, dg)
+        self.__dict__.pop("_memo", None)
         signed = (1.0, -1.0, 1.0, -1.0)
         return tuple(np.asarray(ndtr_accuracy(signed[i] * (zq if i < 2 else zp), dz,
                                               own_value=True, symmetric=acc_q if i < 2 else acc_p)
