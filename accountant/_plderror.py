@@ -188,6 +188,12 @@ def scaled_p(g: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
             np.asarray(np.where(np.isnan(rounding), np.inf, rounding), dtype=np.float64))
 
 
+def scaled_up(g: FloatArray, a: FloatArray) -> FloatArray:
+    """Upper bound of e^g a for a >= 0 at nodes g (``scaled_p`` and its rounding)."""
+    value, rounding = scaled_p(g, a)
+    return np.asarray(value + rounding, dtype=np.float64)
+
+
 class CellErrors(NamedTuple):
     """Entrywise error bounds of a source's tails at the nodes and of its cells."""
 
@@ -296,12 +302,14 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
     def rev(a: FloatArray) -> FloatArray:
         return np.concatenate([np.cumsum(a[::-1])[::-1], [0.0]])
 
+    # e^g times each P-side term, in log space above g = 700 (``scaled_p``): e^g overflows there
+    # while the terms are tiny (flushed P-tails)
+    ekp, ekp_round = scaled_p(g, np.abs(kp))
     with np.errstate(over="ignore", invalid="ignore"):
-        eg = np.exp(g)
-        k = kq - eg * kp
-        node = (profile + k + 4.0 * U * (np.abs(kq) + eg * np.abs(kp)) + kq_err + eg * kp_err
-                + rev(errors.round_q + U * q) + eg * rev(errors.round_p)
-                + rev(errors.pn_round + moved)) * (1.0 + 1e-9)
+        k = kq - np.sign(kp) * ekp
+        node = (profile + k + 4.0 * U * (np.abs(kq) + ekp) + ekp_round + kq_err
+                + scaled_up(g, kp_err) + rev(errors.round_q + U * q)
+                + scaled_up(g, rev(errors.round_p)) + rev(errors.pn_round + moved)) * (1.0 + 1e-9)
     return max(0.0, float(np.max(np.where(np.isnan(node), np.inf, node))))
 
 

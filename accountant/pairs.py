@@ -38,6 +38,7 @@ from ._plderror import (
     ndtr_accuracy,
     optimistic_node_error,
     product_error,
+    scaled_up,
     source_tail_law,
     up_share,
 )
@@ -324,10 +325,18 @@ class _GaussianDirection(_TailDirection):
 
     def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
                       errors: CellErrors) -> FloatArray:
-        # the two upper tails' own errors (``tail_errors``): near the bottom both are near 1
+        # the two upper tails' own errors (``tail_errors``): near the bottom both are near 1.
+        # e^g dsp in log space (``scaled_up``), and at most e^g (sp~ + sp): for zp > 1, Mills'
+        # ratio sp = Phi(-zp) <= phi(zp) / zp bounds the exact tail where ndtr flushed it (its
+        # error bound UNDERFLOW, times e^g > e^709, would be large)
         dsq, dsp = self.tail_errors(g, dg, tails, (1, 3))
-        with np.errstate(over="ignore", invalid="ignore"):
-            own = dsq + np.exp(g) * dsp * (1.0 + 1e-6)
+        _, zp, dz = self._arguments(g, dg)
+        z = zp - dz
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            mills = np.where(z > 1.0, np.exp(g + dg - 0.5 * z * z - np.log(z)
+                                             - 0.5 * math.log(2.0 * math.pi)), np.inf)
+            esp = np.minimum(scaled_up(g, dsp), scaled_up(g, tails[3]) + mills)
+            own = dsq + esp * (1.0 + 1e-6)
         default = super().profile_error(g, dg, tails, errors)
         return np.asarray(np.where(np.isnan(own), default, np.minimum(own, default)),
                           dtype=np.float64)

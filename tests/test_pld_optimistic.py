@@ -329,3 +329,53 @@ def test_profile_error_covers_flushed_tails() -> None:
             got = mpf(float(tails[1][i])) - mpmath.exp(e) * mpf(float(tails[3][i]))
             exact = sq(e) - mpmath.exp(e) * sp(e)
             assert abs(got - exact) <= bound[i], (j[i], float(got - exact), bound[i])
+
+
+def test_profile_error_is_finite_where_e_to_the_g_overflows() -> None:
+    """Beyond g = 709.8 e^g overflows while the P-tail is flushed to 0: the profile's error (e^g
+    times the P-tail's, in log space and at most e^g (sp~ + sp) by Mills' ratio) stays finite,
+    below 0.05, and covers the exact |computed - exact| profile (mpmath)."""
+    for mu in (30.0, 38.0):
+        d = _GaussianDirection(mu)
+        h = 1e-2
+        j = np.arange(70_500, 76_000, 250, dtype=np.float64)
+        g = j * h
+        dg = product_error(j, h)
+        tails = d.tails(g)
+        bound = d.profile_error(g, dg, tails, cell_errors(g, tails, d.tail_accuracy(g, dg)))
+        assert np.all(bound < 0.05), (mu, bound.max())
+        sq, sp, _, _ = model_tails(d)
+        with mpmath.workdps(40):
+            for i in range(g.size):
+                e = mpf(int(j[i])) * mpf(h)
+                got = mpf(float(tails[1][i])) - mpmath.exp(e) * mpf(float(tails[3][i]))
+                exact = sq(e) - mpmath.exp(e) * sp(e)
+                assert abs(got - exact) <= bound[i], (mu, j[i], float(got - exact), bound[i])
+
+
+def test_large_mu_gaussian_lower_end_is_tight() -> None:
+    """For GDP mu 30 the loss's bulk (N(450, 900)) reaches past g = 709.8, where e^g overflows:
+    the optimistic law's charge stays tiny and the bracket's lower end is within 1e-6 relative of
+    the exact epsilon(1e-5) (mpmath bisection of Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2)). Its
+    optimistic law lies below the exact profile at sampled nodes and midpoints."""
+    from accountant import PLD
+
+    mu = 30.0
+    d = _GaussianDirection(mu)
+    law = d.discretize(0.05, False)
+    assert law.slack < 1e-10, law.slack
+    check_below(law, d, sample_points(law, np.random.default_rng(5), 40))
+    with mpmath.workdps(40):
+        m = mpf(mu)
+
+        def delta(e: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+        lo, hi = mpf(500), mpf(700)
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if delta(mid) > mpf("1e-5") else (lo, mid)
+        exact = float(lo)
+    lower, upper = PLD.gaussian(1 / mu).epsilon_bracket(1e-5)
+    assert 0.0 < lower <= exact <= upper, (lower, exact, upper)
+    assert exact - lower <= 1e-6 * exact, (lower, exact)
