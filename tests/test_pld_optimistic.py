@@ -177,6 +177,19 @@ def test_own_value_accuracy_from_the_symmetric_one(seed: int, scale: float) -> N
                                                     symmetric=sym).tobytes()
 
 
+def assert_profile_error_covers(d: _TailDirection, j: np.ndarray, h: float,
+                                tails: tuple[np.ndarray, ...], bound: np.ndarray) -> None:
+    """|sq~ - e^g sp~ - D| <= bound at the nodes g = j h, D the exact profile (mpmath)."""
+    sq, sp, _, _ = model_tails(d)
+    with mpmath.workdps(40):
+        for i in range(j.size):
+            e = mpf(int(j[i])) * mpf(h)
+            got = mpf(float(tails[1][i])) - mpmath.exp(e) * mpf(float(tails[3][i]))
+            exact = sq(e) - mpmath.exp(e) * sp(e)
+            exact = max(exact, mpf(0))  # above the support: mpmath's stand-in for l = -inf
+            assert abs(got - exact) <= bound[i], (d, h, j[i], float(got - exact), bound[i])
+
+
 @settings(max_examples=20, deadline=None)
 @given(mu=st.floats(0.3, 2.0), rate=st.floats(0.001, 0.5), log_h=st.floats(-5.5, -2.0),
        direction=st.sampled_from(["remove", "add"]), seed=st.integers(0, 1000))
@@ -191,15 +204,7 @@ def test_subsampled_profile_error_holds(mu: float, rate: float, log_h: float, di
     dg = product_error(j, h)
     tails = d.tails(g)
     errors = cell_errors(g, tails, d.tail_accuracy(g, dg))
-    bound = d.profile_error(g, dg, tails, errors)
-    sq, sp, _, _ = model_tails(d)
-    with mpmath.workdps(40):
-        for i in range(g.size):
-            e = mpf(int(j[i])) * mpf(h)
-            got = mpf(float(tails[1][i])) - mpmath.exp(e) * mpf(float(tails[3][i]))
-            exact = sq(e) - mpmath.exp(e) * sp(e)
-            exact = max(exact, mpf(0))  # above the support: mpmath's stand-in for l = -inf
-            assert abs(got - exact) <= bound[i], (d, h, j[i], float(got - exact), bound[i])
+    assert_profile_error_covers(d, j, h, tails, d.profile_error(g, dg, tails, errors))
 
 
 def test_dpsgd_profile_error_is_that_of_one_mixed_tail() -> None:
@@ -344,13 +349,7 @@ def test_profile_error_is_finite_where_e_to_the_g_overflows() -> None:
         tails = d.tails(g)
         bound = d.profile_error(g, dg, tails, cell_errors(g, tails, d.tail_accuracy(g, dg)))
         assert np.all(bound < 0.05), (mu, bound.max())
-        sq, sp, _, _ = model_tails(d)
-        with mpmath.workdps(40):
-            for i in range(g.size):
-                e = mpf(int(j[i])) * mpf(h)
-                got = mpf(float(tails[1][i])) - mpmath.exp(e) * mpf(float(tails[3][i]))
-                exact = sq(e) - mpmath.exp(e) * sp(e)
-                assert abs(got - exact) <= bound[i], (mu, j[i], float(got - exact), bound[i])
+        assert_profile_error_covers(d, j, h, tails, bound)
 
 
 def test_large_mu_gaussian_lower_end_is_tight() -> None:
