@@ -47,8 +47,13 @@ from .tradeoff import PiecewiseLinearTradeoff, TradeoffFunction, as_tradeoff
 #: changes which direction attains the maximum, and it costs ~1/10 of the fine law
 SCREEN_LEVELS = 4
 #: Most FFT slices of the precise pessimistic laws (3 otherwise), built when a delta asked for
-#: is below 1/PRECISE_RATIO times the round-off charge of the others (``PLD._precision``)
-PRECISE_SLICES = 4
+#: is below 1/PRECISE_RATIO times the round-off charge of the others (``PLD._precision``). Slices
+#: are added only while a product's remainder bound exceeds its share of ROUNDOFF_BUDGET
+#: (``_pldgrid._split_conv``). With 4, the first two squarings of W4's source (5.9e5 points, used
+#: 5e4 and 2.5e4 times) left 7e-23 and 1.5e-22 each: 7.7e-18 of slack, 0.8% of delta 1e-15 and
+#: 1.5e-3 in epsilon (the tail falls by e^5.3 per unit of epsilon there), more at smaller tol;
+#: 6 bring both within the budget (5e-26, 2e-26) and the law's slack to 1.2e-20
+PRECISE_SLICES = 6
 PRECISE_RATIO = 1e-4
 #: Default target width (in epsilon) of the certified bracket, which sets the grid.
 DEFAULT_TOL = 3e-5
