@@ -487,10 +487,13 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     nodes += np.bincount(i[on] // factor - r * j0, weights=qm[on], minlength=n + 1)
     off = ~on
     idx = cell[off] - r * j0
-    t = (i[off] - cell[off] * factor) * (law.h / r)
+    # a point's place in its cell, k h / r for k in 1..factor - 1: e^{-t} and 1 - e^{-t} from a
+    # table of the factor values (the same numbers as evaluated point by point)
+    k = i[off] - cell[off] * factor
+    t = -(np.arange(factor) * (law.h / r))
     q = np.bincount(idx, weights=qm[off], minlength=n).astype(np.float64)
-    pn = np.bincount(idx, weights=qm[off] * np.exp(-t), minlength=n).astype(np.float64)
-    x = np.bincount(idx, weights=qm[off] * -np.expm1(-t), minlength=n).astype(np.float64)
+    pn = np.bincount(idx, weights=qm[off] * np.exp(t)[k], minlength=n).astype(np.float64)
+    x = np.bincount(idx, weights=qm[off] * -np.expm1(t)[k], minlength=n).astype(np.float64)
     # connect-the-dots splits each cell by non-negative weights: relative errors carry over. Its
     # round-off is tail-relative for a pessimistic law (docstring); for an optimistic one the
     # subtraction q - b rounds with an error below 4 ulp of the cell's mass
@@ -510,7 +513,23 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
 # ============================ composition ========================================================
 
 
-def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 0.0) -> GridLaw:
+def _tail_count(m: FloatArray, tail: float, floor: float) -> int:
+    """How many leading entries of m have running sum at most ``tail``, entries at or below
+    ``floor`` counted as 0: np.searchsorted(np.cumsum(sig), tail, side="right") with sig those
+    entries, the running sum taken block by block (carried into the next block: the same
+    sequential sums as np.cumsum) and only as far as needed (the cuts lie in the far tails)."""
+    start, block, carry = 0, 4096, 0.0
+    while start < m.size:
+        part = m[start:start + block]
+        run = np.cumsum(np.concatenate([[carry], np.where(part > floor, part, 0.0)]))[1:]
+        k = int(np.searchsorted(run, tail, side="right"))
+        if k < run.size:
+            return start + k
+        start, block, carry = start + run.size, 2 * block, float(run[-1])
+    return m.size
+
+
+def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: float = 0.0) -> GridLaw:
     """Drop tails of mass at most ``tail``: pessimistically the upper tail goes to +inf and the
     lower tail up to the first kept point; optimistically both are dropped. Entries at or below
     ``floor`` (the round-off level of the last convolution, already in the slack) count as zero
@@ -518,11 +537,8 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: FloatArray | float = 
     m = law.masses
     if m.size <= 2:
         return law
-    sig = np.where(m > floor, m, 0.0)
-    low_cum = np.cumsum(sig)
-    high_cum = np.cumsum(sig[::-1])
-    lo = int(np.searchsorted(low_cum, tail, side="right"))
-    hi = m.size - int(np.searchsorted(high_cum, tail, side="right"))
+    lo = _tail_count(m, tail, floor)
+    hi = m.size - _tail_count(m[::-1], tail, floor)
     lo = min(lo, m.size - 1)
     hi = max(hi, lo + 1)
     if lo == 0 and hi == m.size:
@@ -597,14 +613,23 @@ class _Operand:
     """One operand x of ``_split_conv``, sliced: x = sum_{k < S} ulp_k H_k + t with H_k integers
     in [0, 2^beta) on the window [lo, hi) where x >= ulp_{S-1}, ulp_k = top 2^{-(k+1) beta} (top a
     power of 2 at least max x), and 0 <= t < ulp_{S-1} everywhere. Every step is exact in
-    floating point: scalings by powers of 2, floor, and the remainders r - floor(r / ulp) ulp."""
+    floating point: scalings by powers of 2, floor, and the remainders r - floor(r / ulp) ulp.
+    The last slicing and the slices' norms of every slicing are kept (``_choose_beta`` tries a
+    few widths, then ``_split_conv`` reads the chosen one three times)."""
 
     def __init__(self, x: FloatArray) -> None:
         self.x: FloatArray = x
         self.top = math.ldexp(1.0, math.frexp(float(x.max()))[1])
+        self._last: tuple[tuple[int, int], tuple[int, int, float, list[FloatArray]],
+                          FloatArray] | None = None
+        self._norms: dict[tuple[int, int], list[tuple[float, float]]] = {}
 
-    def window(self, beta: int, slices: int) -> tuple[int, int, float, list[FloatArray]]:
-        """(lo, hi, ulp0, [H_0, ..., H_{S-1}]) for S = ``slices`` slices of beta bits."""
+    def _slice(self, beta: int, slices: int) -> tuple[tuple[int, int, float, list[FloatArray]],
+                                                       FloatArray]:
+        """The window (``window``) and the remainder on it."""
+        key = (beta, slices)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1], self._last[2]
         ulp0 = math.ldexp(self.top, -beta)
         above = self.x >= math.ldexp(self.top, -slices * beta)  # true at max x >= top / 2
         lo, hi = int(np.argmax(above)), self.x.size - int(np.argmax(above[::-1]))
@@ -615,27 +640,38 @@ class _Operand:
             hk = np.floor(r / ulp)
             hs.append(hk)
             r = r - hk * ulp
-        return lo, hi, ulp0, hs
+        self._last = (key, (lo, hi, ulp0, hs), r)
+        return self._last[1], r
+
+    def window(self, beta: int, slices: int) -> tuple[int, int, float, list[FloatArray]]:
+        """(lo, hi, ulp0, [H_0, ..., H_{S-1}]) for S = ``slices`` slices of beta bits; [lo, hi)
+        runs from the first to the last entry at least ulp_{S-1}."""
+        return self._slice(beta, slices)[0]
+
+    def norms(self, beta: int, slices: int) -> list[tuple[float, float]]:
+        """``_norms`` of the slices H_k."""
+        key = (beta, slices)
+        if key not in self._norms:
+            self._norms[key] = [_norms(hk) for hk in self.window(beta, slices)[3]]
+        return self._norms[key]
 
     def rest(self, beta: int, slices: int) -> FloatArray:
         """The remainder t (full length)."""
-        lo, hi, ulp0, hs = self.window(beta, slices)
+        (lo, hi, _, _), r = self._slice(beta, slices)
         t: FloatArray = self.x.copy()
-        r = self.x[lo:hi]
-        for k, hk in enumerate(hs):
-            r = r - hk * math.ldexp(ulp0, -k * beta)
         t[lo:hi] = r
         return t
 
 
-def _integer_bounds(fa: list[FloatArray], fb: list[FloatArray], nfe: int) -> list[float]:
+def _integer_bounds(na: list[tuple[float, float]], nb: list[tuple[float, float]],
+                    nfe: int) -> list[float]:
     """Worst-case l2 (hence entrywise) error bounds of the FFT products of the integer slices, by
     diagonal d: sum_{i + j = d} H_i * H_j' (``_fft_sum``'s factor, with at most S terms, and at
-    least the 3 of the original two-slice bound)."""
-    na, nb = [_norms(x) for x in fa], [_norms(x) for x in fb]
-    terms = max(3, min(len(fa), len(fb)))
+    least the 3 of the original two-slice bound), from the slices' norms ``na``, ``nb``
+    (``_Operand.norms``)."""
+    terms = max(3, min(len(na), len(nb)))
     factor = 1.01 * (_fft_relative_error(nfe) + (terms + 4) * EPS_MACH / 2.0)
-    out = [0.0] * (len(fa) + len(fb) - 1)
+    out = [0.0] * (len(na) + len(nb) - 1)
     for i, (a2, a1) in enumerate(na):
         for j, (b2, b1) in enumerate(nb):
             out[i + j] += factor * (a2 * b1 + a1 * b2)
@@ -651,7 +687,8 @@ def _choose_beta(oa: _Operand, ob: _Operand | None, slices: int) -> int:
         wa = oa.window(beta, slices)
         wb = wa if ob is None else ob.window(beta, slices)
         nfe = sfft.next_fast_len(wa[3][0].size + wb[3][0].size - 1, real=True)
-        bound = max(_integer_bounds(wa[3], wb[3], nfe)[:slices])
+        na = oa.norms(beta, slices)
+        bound = max(_integer_bounds(na, na if ob is None else ob.norms(beta, slices), nfe)[:slices])
         tried[beta] = bound
         if bound == 0.0:
             step = 4
@@ -710,10 +747,11 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int, refine_above: float
     # the integer products on the windows: diagonals of units ulp0 ulp0' 2^{-d beta}
     nw = ha[0].size + hb[0].size - 1
     nfe = sfft.next_fast_len(nw, real=True)
-    bounds = _integer_bounds(ha, hb, nfe)
+    na = oa.norms(beta, slices)
+    bounds = _integer_bounds(na, na if ob is None else ob.norms(beta, slices), nfe)
     fa = [sfft.rfft(x, nfe) for x in ha]
     fb = fa if ob is None else [sfft.rfft(x, nfe) for x in hb]
-    del ha, hb
+    del ha, hb, oa, ob  # the slices (kept by the operands too)
     unit = ulp0a * ulp0b
     l1 = 0.0
     exact = np.zeros(nw)

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP, PLD, PureDP, compose, subsample
-from accountant._pldgrid import GridLaw, to_grid
+from accountant._pldgrid import GridLaw, _tail_count, to_grid
 from accountant.pairs import GaussianPair, _pmf_direction
 
 
@@ -174,3 +174,19 @@ def test_hull_fallback_equals_the_passes_and_lies_below(raw: list[float], h: flo
     assert all(a <= b + Fraction(err_chain) for a, b in zip(v_chain, v_in, strict=True))
     assert all(a <= b + Fraction(err_passes) for a, b in zip(v_pass, v_in, strict=True))
     assert (by_chain[:-1] >= -1e-12 * scale / xs[:-1]).all()  # convex: no concave kink left
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(3, 30_000), st.floats(-60.0, -30.0), st.floats(-80.0, -40.0),
+       st.integers(0, 2**32 - 1))
+def test_tail_count_is_the_cut_of_the_full_running_sum(n: int, log_tail: float, log_floor: float,
+                                                       seed: int) -> None:
+    """The block-by-block running sum finds the same cut as np.cumsum over the whole array
+    (entries at or below the floor counted as 0), from either end, across block boundaries."""
+    rng = np.random.default_rng(seed)
+    # rising tails, as in a composed law: the cut may lie many blocks in
+    m = np.exp(np.linspace(-140.0, -20.0, n) + rng.normal(0.0, 3.0, n)) * (rng.random(n) < 0.9)
+    tail, floor = math.exp(log_tail), math.exp(log_floor)
+    for a in (m, m[::-1]):
+        full = np.cumsum(np.where(a > floor, a, 0.0))
+        assert _tail_count(a, tail, floor) == int(np.searchsorted(full, tail, side="right"))

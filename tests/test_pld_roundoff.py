@@ -80,7 +80,7 @@ def test_certified_integer_products_are_exact(seed: int, slices: int) -> None:
         nfe = sfft.next_fast_len(ha[0].size + hb[0].size - 1, real=True)
         fa, fb = [sfft.rfft(v, nfe) for v in ha], [sfft.rfft(v, nfe) for v in hb]
         ia, ib = [v.astype(np.int64) for v in ha], [v.astype(np.int64) for v in hb]
-        bounds = _integer_bounds(ha, hb, nfe)
+        bounds = _integer_bounds(oa.norms(beta, slices), ob.norms(beta, slices), nfe)
         assert len(bounds) == 2 * slices - 1
         for d, bound in enumerate(bounds):
             pairs = [(i, d - i) for i in range(slices) if 0 <= d - i < slices]
@@ -132,8 +132,10 @@ def test_four_slices_when_allowed() -> None:
 
 
 @pytest.mark.parametrize("slices", [2, 3, 4])
-def test_operand_slices_are_exact(slices: int) -> None:
+@pytest.mark.parametrize("power", [1, 6])
+def test_operand_slices_are_exact(slices: int, power: int) -> None:
     a, _ = pld_like(np.random.default_rng(11), 3000)
+    a = a ** power  # power 6: tails below ulp_{S-1}, a window shorter than the array
     op = _Operand(a)
     lo, hi, ulp0, hs = op.window(13, slices)
     t = op.rest(13, slices)
@@ -143,6 +145,10 @@ def test_operand_slices_are_exact(slices: int) -> None:
         assert (hk < 2**13).all()
     assert np.array_equal(rebuilt, a.astype(np.longdouble))
     assert (t < ulp0 * 2.0 ** (-13 * (slices - 1))).all()
+    # the window runs from the first to the last entry at least ulp_{S-1}
+    last = ulp0 * 2.0 ** (-13 * (slices - 1))
+    assert a[lo] >= last and a[hi - 1] >= last
+    assert (a[:lo] < last).all() and (a[hi:] < last).all()
 
 
 def test_plain_fft_within_budget() -> None:
