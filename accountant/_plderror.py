@@ -179,11 +179,14 @@ def scaled_p(g: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
     of size up to |g| + |log p|)."""
     pc = np.maximum(p, 0.0)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        near = g < 700.0
-        pn = np.where(near, pc * np.exp(np.minimum(g, 700.0)), np.exp(g + np.log(pc)))
-        lp = np.abs(np.log(np.maximum(pc, 1e-300)))
-        rounding = np.where(near, 6.0 * U + 2.0 * U * np.abs(g),
-                            4.0 * U * (np.abs(g) + lp + 2.0)) * pn
+        pn = pc * np.exp(np.minimum(g, 700.0))
+        rounding = 6.0 * U + 2.0 * U * np.abs(g)
+        far = ~(g < 700.0)  # log space (NaN included), evaluated there only
+        if far.any():
+            gf, pf = g[far], pc[far]
+            pn[far] = np.exp(gf + np.log(pf))
+            rounding[far] = 4.0 * U * (np.abs(gf) + np.abs(np.log(np.maximum(pf, 1e-300))) + 2.0)
+        rounding = rounding * pn
     return (np.asarray(pn, dtype=np.float64),
             np.asarray(np.where(np.isnan(rounding), np.inf, rounding), dtype=np.float64))
 

@@ -423,28 +423,33 @@ class SubsampledTailDirection(_TailDirection):
     def _mapped(self, g: FloatArray, dg: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """(v, l, dl) for nodes g within dg of exact ones: v = g (remove) or -g (add), l its base
         loss and dl l's error bound; the last call's result is kept (``tail_accuracy`` and
-        ``slope_bounds`` read the same nodes)."""
+        ``slope_bounds`` read the same nodes), and l is taken from ``tails`` at the same nodes."""
         memo = self.__dict__.get("_memo")
         if memo is not None and memo[0] is g and memo[1] is dg:
             v, l_, dl = memo[2]
             return v, l_, dl
         v = g if self.direction == "remove" else -g
-        l_, dl = self._base_loss_bounded(v, dg)
+        tails = self.__dict__.get("_base_tails")
+        l_, dl = self._base_loss_bounded(v, dg, tails[2] if tails and tails[0] is g else None)
         self.__dict__["_memo"] = (g, dg, (v, l_, dl))
         return v, l_, dl
 
-    def _base_loss_bounded(self, v: FloatArray,
-                           dv: FloatArray | None) -> tuple[FloatArray, FloatArray]:
-        """phi^{-1}(v) (-inf for v <= log(1 - r)) and, when dv is given, a bound of its error
-        against phi^{-1}(v') for any exact v' within dv of v (0 where it is -inf)."""
+    def _base_loss_bounded(self, v: FloatArray, dv: FloatArray | None,
+                           known: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+        """phi^{-1}(v) (-inf for v <= log(1 - r); ``known`` if given: computed before) and, when dv
+        is given, a bound of its error against phi^{-1}(v') for any exact v' within dv of v (0
+        where it is -inf)."""
         u = EPS_MACH / 2
         r = self.rate
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             em = np.expm1(v)
             y = em + r
-            near = np.log(y / r)  # accurate near log(1 - r); overflows above 709
-            far = v + np.log1p(-(1.0 - r) * np.exp(-v)) - math.log(r)
-            l_ = np.where(v > math.log1p(-r), np.where(v > 1.0, far, near), -np.inf)
+            if known is None:
+                near = np.log(y / r)  # accurate near log(1 - r); overflows above 709
+                far = v + np.log1p(-(1.0 - r) * np.exp(-v)) - math.log(r)
+                l_ = np.where(v > math.log1p(-r), np.where(v > 1.0, far, near), -np.inf)
+            else:
+                l_ = known
             if dv is None:
                 return l_, l_
             dy = (u * np.abs(em) + (em + 1.0) * dv) * 1.01 + u * np.abs(y)
@@ -455,8 +460,9 @@ class SubsampledTailDirection(_TailDirection):
 
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         r = self.rate
-        base = self.base.tails(self._base_loss(g if self.direction == "remove" else -g))
-        self.__dict__["_base_tails"] = (g, base)  # for ``profile_error`` at the same nodes
+        l_ = self._base_loss(g if self.direction == "remove" else -g)
+        base = self.base.tails(l_)
+        self.__dict__["_base_tails"] = (g, base, l_)  # for ``profile_error`` and ``_mapped``
         fq0, sq0, fp0, sp0 = base
         if self.direction == "remove":
             return (1 - r) * fp0 + r * fq0, (1 - r) * sp0 + r * sq0, fp0, sp0
