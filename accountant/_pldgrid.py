@@ -474,26 +474,34 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     if nz.size == 0:
         return GridLaw(law.h * factor, 0, np.zeros(1), law.inf + law.top_mass, law.slack,
                        law.pessimistic, law.rel, law.shift, tail=law.tail)
-    # in units u = h / r of the cells read (r = REFINE): old node i at i r, a cell every factor
+    # in units u = h / r of the cells read (r = REFINE): old node i at i r, a cell every factor;
+    # the first and last points with mass set the new grid (cell c = ceil(i / factor) - 1)
     r = REFINE[law.pessimistic]
-    i = (law.offset + nz) * r
-    qm = law.masses[nz]
+    first, last = int(nz[0]), int(nz[-1])
+    i0, i1 = (law.offset + first) * r, (law.offset + last) * r
     big_h = law.h * factor
-    on = i % factor == 0
-    cell = -((-i) // factor) - 1
-    j0 = int(cell.min()) // r
-    n = r * (int(cell.max()) // r + 2 - j0)
-    nodes = np.zeros(n + 1)
-    nodes += np.bincount(i[on] // factor - r * j0, weights=qm[on], minlength=n + 1)
-    off = ~on
-    idx = cell[off] - r * j0
-    # a point's place in its cell, k h / r for k in 1..factor - 1: e^{-t} and 1 - e^{-t} from a
-    # table of the factor values (the same numbers as evaluated point by point)
-    k = i[off] - cell[off] * factor
+    j0 = (-((-i0) // factor) - 1) // r
+    n = r * ((-((-i1) // factor) - 1) // r + 2 - j0)
+    # the points laid out in rows of ``factor`` positions: row c holds new node c (column 0) and
+    # the points inside cell c after it, in order, so the column sums below add each cell's
+    # contents from 0 in the order of a scatter-add (bincount) over the points; empty positions
+    # add exact zeros
+    dense = np.zeros((n + 1) * factor)
+    start = i0 - r * j0 * factor
+    part = law.masses[first:last + 1]
+    dense[start:start + r * part.size:r] = np.where(part > 0, part, 0.0)
+    rows = dense.reshape(n + 1, factor)
+    nodes = rows[:, 0].copy()
+    # a point's place in its cell, k h / r: e^{-t} and 1 - e^{-t} from a table of the factor values
     t = -(np.arange(factor) * (law.h / r))
-    q = np.bincount(idx, weights=qm[off], minlength=n).astype(np.float64)
-    pn = np.bincount(idx, weights=qm[off] * np.exp(t)[k], minlength=n).astype(np.float64)
-    x = np.bincount(idx, weights=qm[off] * -np.expm1(t)[k], minlength=n).astype(np.float64)
+    decay, share = np.exp(t), -np.expm1(t)
+    col = rows[:n, 1]
+    q, pn, x = col.copy(), col * decay[1], col * share[1]
+    for k in range(2, factor):
+        col = rows[:n, k]
+        q += col
+        pn += col * decay[k]
+        x += col * share[k]
     # connect-the-dots splits each cell by non-negative weights: relative errors carry over. Its
     # round-off is tail-relative for a pessimistic law (docstring); for an optimistic one the
     # subtraction q - b rounds with an error below 4 ulp of the cell's mass

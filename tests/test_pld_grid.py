@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP, PLD, PureDP, compose, subsample
-from accountant._pldgrid import GridLaw, _tail_count, to_grid
+from accountant._pldgrid import GridLaw, _tail_count, coarsen, from_atoms, to_grid
 from accountant.pairs import GaussianPair, _pmf_direction
 
 
@@ -190,3 +190,26 @@ def test_tail_count_is_the_cut_of_the_full_running_sum(n: int, log_tail: float, 
     for a in (m, m[::-1]):
         full = np.cumsum(np.where(a > floor, a, 0.0))
         assert _tail_count(a, tail, floor) == int(np.searchsorted(full, tail, side="right"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 400), st.integers(-300, 300), st.sampled_from([2, 3, 4, 5, 8, 16]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: int, factor: int,
+                                                              pessimistic: bool,
+                                                              seed: int) -> None:
+    """Coarsening a law re-discretises its points: the same profile (to rounding, and to the
+    optimistic constructions' charged round-off) as ``from_atoms`` given the points as atoms at
+    their losses, on the wider grid."""
+    rng = np.random.default_rng(seed)
+    h = float(rng.uniform(1e-3, 0.05))
+    m = np.exp(rng.normal(-8.0, 4.0, n)) * (rng.random(n) < 0.8)
+    m[: int(rng.integers(0, n))] = 0.0  # leading empty points
+    law = GridLaw(h, offset, m, 0.0, 0.0, pessimistic)
+    coarse = coarsen(law, factor)
+    ref = from_atoms(factor * h, (offset + np.arange(n)) * h, m, inf=0.0, q_above=0.0,
+                     pessimistic=pessimistic)
+    lo, hi = (offset - factor) * h, (offset + n + factor) * h
+    for eps in np.linspace(lo, hi, 41):
+        a, b = coarse.raw_delta(float(eps)), ref.raw_delta(float(eps))
+        assert abs(a - b) <= 1e-9 * max(a, b) + coarse.slack + ref.slack  # their round-off
