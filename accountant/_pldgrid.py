@@ -522,14 +522,25 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
 
 
 def _tail_count(m: FloatArray, tail: float, floor: float) -> int:
-    """How many leading entries of m have running sum at most ``tail``, entries at or below
-    ``floor`` counted as 0: np.searchsorted(np.cumsum(sig), tail, side="right") with sig those
-    entries, the running sum taken block by block (carried into the next block: the same
-    sequential sums as np.cumsum) and only as far as needed (the cuts lie in the far tails)."""
+    """How many leading entries of m have running sum at most ``tail`` (> 0), entries at or below
+    ``floor`` (>= 0) counted as 0: np.searchsorted(np.cumsum(sig), tail, side="right") with sig
+    those entries. The running sum is taken block by block (carried into the next block: the same
+    sequential sums as np.cumsum) and only as far as needed (the cuts lie in the far tails); while
+    it is 0, entries counted as 0 keep it exactly 0 and are skipped unsummed (a composed law's
+    tail below its round-off floor can be half of it)."""
     start, block, carry = 0, 4096, 0.0
     while start < m.size:
         part = m[start:start + block]
-        run = np.cumsum(np.concatenate([[carry], np.where(part > floor, part, 0.0)]))[1:]
+        keep = part > floor
+        if carry == 0.0:
+            if not keep.any():
+                start, block = start + part.size, 2 * block
+                continue
+            first = int(np.argmax(keep))
+            if first > 0:
+                start, block = start + first, 4096
+                continue
+        run = np.cumsum(np.concatenate([[carry], np.where(keep, part, 0.0)]))[1:]
         k = int(np.searchsorted(run, tail, side="right"))
         if k < run.size:
             return start + k
