@@ -40,6 +40,11 @@ telescope to sq~_j - e^{g_j} sp~_j plus computable complement defects (``optimis
 for a subsampled pair the base's errors cancel in that difference but for a factor r), and the
 lowerings are taken from upper bounds of each half's excess and deficit, by the slope bounds
 (``up_share``, ``deficit_share``) or the computed values rounded up, so they carry no error term.
+The node errors are bounded node by node: they are relative to the tails, which are relative
+to the node profile up to the profile's cancellation (Q(L > g) against e^g P(L > g)), so the
+construction charges them relatively to the profile where it is at least OPT_REL_REF and
+absolutely below (``_pldgrid.relative_split``; ``_pldgrid`` point 4: k copies then cost k t
+relative on delta, where an absolute charge per node cost k times its maximum).
 """
 
 from __future__ import annotations
@@ -287,8 +292,9 @@ def _complement_sums(f: FloatArray, s: FloatArray) -> tuple[FloatArray, FloatArr
 
 
 def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: CellErrors,
-                          q: FloatArray, moved: FloatArray, profile: FloatArray) -> float:
-    """Upper bound of D~_j - D_j over the nodes g_j of a source's cells, D the exact profile
+                          q: FloatArray, moved: FloatArray, profile: FloatArray,
+                          q_tail_error: float) -> tuple[FloatArray, float]:
+    """Upper bounds of D~_j - D_j at the nodes g_j of a source's cells, D the exact profile
     Q(L > g_j) - e^{g_j} P(L > g_j) and D~ that of the connect-the-dots masses of the computed
     contents (q~, e^g p~ clipped, x~ = q~ - e^g p~), whose content above the last node is dropped
     (an optimistic law). At node j, D~_j = sum_{c >= j} q~_c - sum_{c >= j} e^{g_j - g_c}
@@ -297,7 +303,11 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
     (a bound on |sq~ - e^g sp~ - D| at the nodes, the direction's ``profile_error``, where the
     tails' errors may cancel), the computed K's, and the roundings: of the differences (round_q,
     round_p), of e^g p (weights e^{g_j - g_c} <= 1), the clips' moves ``moved`` and x's
-    subtraction (u q). The lowerings are bounded separately (``_pldgrid``)."""
+    subtraction (u q). The lowerings are bounded separately (``_pldgrid``). Also returned: a
+    bound of the cells' total Q-mass minus Q(L > g_0), the same telescoped sum's Q part at j = 0
+    (the profile at y = e^eps = 0), with ``q_tail_error`` the error bound of sq~_0 (the
+    direction's own, ``tail_errors``: near 1 it is far below the generic one). The construction
+    states these errors relative to the node profiles where it can (``relative_split``)."""
     fq, sq, fp, sp = tails
     kq, kq_err = _complement_sums(fq, sq)
     kp, kp_err = _complement_sums(fp, sp)
@@ -313,7 +323,10 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
         node = (profile + k + 4.0 * U * (np.abs(kq) + ekp) + ekp_round + kq_err
                 + scaled_up(g, kp_err) + rev(errors.round_q + U * q)
                 + scaled_up(g, rev(errors.round_p)) + rev(errors.pn_round + moved)) * (1.0 + 1e-9)
-    return max(0.0, float(np.max(np.where(np.isnan(node), np.inf, node))))
+    total = (float(q_tail_error + kq[0] + 4.0 * U * abs(kq[0]) + kq_err[0])
+             + float(np.sum(errors.round_q))) * (1.0 + 1e-9)
+    return (np.asarray(np.where(np.isnan(node), np.inf, node), dtype=np.float64),
+            total if math.isfinite(total) else math.inf)
 
 
 def source_tail_law(law: GridLaw, tails: tuple[FloatArray, ...], errors: CellErrors,

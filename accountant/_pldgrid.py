@@ -21,6 +21,16 @@ Two facts carry every soundness argument here [@koskela2020computing; @doroshenk
    errors survive composition: the tail of e * C at l is int E(l - x) dC(x), at most
    t int M(l - x) dC(x) = t M_{A x C}(l). Sources whose tail functions are computed to a relative
    accuracy (``ndtr``) err in this way, so k copies cost k t relative, not an absolute k 8u floor.
+4. A lower bound needs only a one-sided bound, and one on the profile: if a held law O~ has
+   delta_{O~}(eps) <= (1 + t) delta_A(eps) + s at every real eps (A the exact law it stands for;
+   at eps = -inf too, by the limit: |O~| <= (1 + t)|A| + s) and C >= 0 is any measure, then
+   delta_{O~ x C}(eps) = int delta_{O~}(eps - l) dC(l) <= (1 + t) delta_{A x C}(eps) + s |C|.
+   Applied twice, O~_1 x O~_2 is within t = (1 + t_1)(1 + t_2) - 1 and s = s_1 |O~_2| +
+   (1 + t_1) s_2 |A_1| (|A_1| <= 1) of A_1 x A_2, plus the product's round-off. Dropping mass, and
+   any re-discretisation whose profile lies below that of its input (the optimistic coarsening),
+   keep such a bound. So where a source's errors are relative to its node profiles (tails
+   computed to a relative accuracy, roundings of non-negative terms) k copies cost about k t
+   relative, not k s absolute (``GridLaw.rel`` of optimistic laws, ``_optimistic_from_cells``).
 
 Pessimistic discretisation ("connect the dots" [@doroshenko2022connect]): the content of each grid
 cell (g_j, g_{j+1}] is split between its two end points so that its P- and Q-masses are kept; the
@@ -33,13 +43,16 @@ Lowering each node value below the tangents of its two cells and taking the lowe
 gives a profile with kinks on the grid only, below the truth everywhere: a grid PLD whose delta is
 a lower bound, with an O(h^2) error about half that of connect-the-dots on average. Computed
 contents: the lowerings are read from upper bounds of the halves' excess and deficit, and the
-source charges the node profiles' error (``_plderror``).
+node profiles' errors are charged relatively where the profile allows it (point 4,
+``_plderror``, ``relative_split``).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from scipy import fft as sfft
@@ -80,7 +93,17 @@ class GridLaw:
     """Q-law of the privacy loss on {(offset + i) h} with an atom ``inf`` at +inf.
 
     ``slack`` bounds the numerical error of the arrays as an error on delta: for a pessimistic
-    law the bound reported is delta(masses) + slack, for an optimistic one delta(masses) - slack.
+    law the bound reported is delta(masses) + slack, for an optimistic one delta(masses) - slack
+    (each relative to 1 +- rel, ``delta``).
+
+    The error fields mean different things for the two kinds. Pessimistic laws: measure-level,
+    two-sided bounds of the held masses against those of the exact discretisation (the comments
+    of the fields below). Optimistic laws: each error model (slack s, rel r; tail is 0) is a
+    one-sided bound of the held profile against the exact profile of what the law stands for,
+    delta_held(eps) <= (1 + r) delta_exact(eps) + s at every real eps (module docstring, point 4),
+    so ``delta`` reports max over the models of (delta_held - s) / (1 + r); ``convolve``'s
+    algebra is the same, truncation (dropping) and the optimistic coarsening (whose profile lies
+    below its input's, ``_optimistic_from_cells``) keep it.
     """
 
     h: float
@@ -106,15 +129,17 @@ class GridLaw:
     #: tail-relative error bound: besides the parts bounded by ``rel`` and ``slack``, the held law
     #: differs from the exact one by a signed measure e_t with |e_t([l, +inf])| <= tail m([l, +inf])
     #: at every loss l (atoms included), which errs delta by at most tail * delta (point 3 of the
-    #: module docstring). Pessimistic laws only: truncation does not keep it for optimistic ones.
+    #: module docstring). Pessimistic laws only: truncation by dropping does not keep it, and
+    #: optimistic laws state their relative errors on the profile (``rel``, point 4) instead.
     tail: float = 0.0
     #: a source's absolute charge that may replace its ``tail`` (``self_compose`` carries it as
     #: the ``alt`` bound of the composition)
     fallback_slack: float | None = None
-    #: a second, independent error bound (slack, rel, tail) of the same held masses (pessimistic
-    #: laws): both are valid, so ``delta`` reports the smaller of the two. A tail-relative charge
+    #: a second, independent error bound (slack, rel, tail) of the same held masses: both are
+    #: valid, so ``delta`` reports the better of the two. Pessimistic laws: a tail-relative charge
     #: suits small deltas; k copies of an absolute one cost only k * slack, which suits large ones
-    #: (the tail-relative model's cross terms grow like k^2 N, ``convolve``)
+    #: (the tail-relative model's cross terms grow like k^2 N, ``convolve``). Optimistic laws: a
+    #: profile-relative model and an absolute one (``_optimistic_from_cells``)
     alt: tuple[float, float, float] | None = None
 
     @property
@@ -122,15 +147,6 @@ class GridLaw:
         """Largest finite loss the law can carry: the top of its grid when it was built, composed
         by addition; no held mass lies above it."""
         return self.shift + (self.offset + self.masses.size - 1 + self.cut) * self.h
-
-    def without_rel(self) -> GridLaw:
-        """The same law with its relative and tail-relative errors folded into the slack
-        (|rel m|_1 <= rel; |e_t|_1 <= 2 tail (N + 2), ``tail_l1``)."""
-        if self.rel == 0.0 and self.tail == 0.0:
-            return self
-        return GridLaw(self.h, self.offset, self.masses, self.inf,
-                       self.slack + self.rel + tail_l1(self.tail, self.masses.size),
-                       self.pessimistic, 0.0, self.shift, self.top_mass, self.cut)
 
     @property
     def losses(self) -> FloatArray:
@@ -163,8 +179,8 @@ class GridLaw:
         return [own] if self.alt is None else [own, self.alt]
 
     def delta(self, eps: float) -> float:
-        """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack; for a
-        pessimistic law the smaller over its error models."""
+        """The bound on delta(eps): raw value plus (pessimistic) or minus (optimistic) slack, the
+        best over the law's error models."""
         raw = self.raw_delta(eps)
         if self.pessimistic:
             best = 1.0
@@ -181,7 +197,8 @@ class GridLaw:
                     # raw >= (1 - rel - tail) delta - slack (module docstring, point 3)
                     best = min(best, (raw + slack) / (1.0 - rel - tail))
             return best
-        return max(0.0, (raw - self.slack) / (1.0 + self.rel + self.tail))
+        return max(max(0.0, (raw - slack) / (1.0 + rel + tail))
+                   for slack, rel, tail in self.error_models)
 
 
 def tail_l1(tail: float, n: int) -> float:
@@ -204,10 +221,28 @@ def sum_rounding(n: int) -> float:
 REFINE = {True: 1, False: 2}
 
 
+class ContentErrors(NamedTuple):
+    """How the contents given to the optimistic construction err, against a reference law R (the
+    mechanism's exact law for a source, the held fine law for a coarsening) with profile D.
+
+    ``rel``: the connect-the-dots profile D~ of the contents (exact arithmetic) satisfies
+    D~_J <= (1 + rel) D_J + node_J at the law's nodes, and its total Q-mass is at most (1 + rel)
+    R's Q-mass above the first node plus ``total``; ``node``: upper bounds node_J, one per node of
+    the half-cell grid (None: 0); ``res``: |q - x - pn| of each half cell, and the error of its
+    computed deficit e^{h/2} pn - q when ``bounds`` are not given, at most ``res`` times its q."""
+
+    rel: float
+    res: float
+    node: FloatArray | None = None
+    total: float = 0.0
+
+
 def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, *, inf: float,
                q_above: float, q_below: float, pessimistic: bool, slack: float = 0.0,
                node_q: FloatArray | None = None, shift: float = 0.0,
-               bounds: tuple[FloatArray, FloatArray, FloatArray] | None = None) -> GridLaw:
+               bounds: tuple[FloatArray, FloatArray, FloatArray] | None = None,
+               rel: float = 0.0, alt: tuple[float, float] | None = None,
+               errors: ContentErrors | None = None) -> GridLaw:
     """Grid law on the nodes g_j = (j0 + j) h from the contents of open cells and of atoms on
     their nodes. The cells are those of width h / r, r = REFINE[pessimistic], starting at g_{j0}:
     cell i is (g_{j0} + i h/r, g_{j0} + (i + 1) h/r); ``node_q`` holds the atoms on their nodes.
@@ -218,14 +253,18 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
     optimistic law); ``inf`` the Q-mass at L = +inf. ``bounds`` (optimistic laws): upper bounds of
     each cell's exact x, upper deficit e^{h/r} pn - q and q, atoms included, when the contents
     are computed with errors (``_optimistic_from_cells``); by default the contents are taken as
-    exact up to a few ulp.
+    exact up to ``errors`` (optimistic laws: how the contents err against the law they stand
+    for, whose own error bounds are ``slack`` and ``rel``; by default a few ulp).
     """
     q = np.maximum(q, 0.0)
     x = np.clip(x, 0.0, q)
     nodes = np.zeros(q.size + 1) if node_q is None else np.maximum(node_q, 0.0)
     if not pessimistic:
         return _optimistic_from_cells(h, j0, q, np.maximum(pn, 0.0), x, nodes, inf=inf,
-                                      slack=slack, shift=shift, bounds=bounds)
+                                      slack=slack, rel=rel, alt=alt, shift=shift,
+                                      bounds=bounds,
+                                      errors=errors or ContentErrors(8.0 * EPS_MACH,
+                                                                     16.0 * EPS_MACH))
     n = q.size
     # the share b of the cell's Q-mass sent to the upper node keeps both masses:
     # b (1 - e^{-h}) = x  [@doroshenko2022connect, connect-the-dots]
@@ -241,11 +280,80 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
     return GridLaw(h, j0, m, inf + q_above, slack, True, 0.0, shift)
 
 
+#: The optimistic construction's own rounding, relative to the node profiles it starts from
+#: (``_optimistic_from_cells``: 12 u for the cells of width h and their split, 3 u for the
+#: masses, 3 u for the slope changes and the round trip through the jumps; padded)
+CONSTRUCTION_REL = 20.0 * EPS_MACH / 2.0
+#: Node profiles below which an optimistic source's errors are charged absolutely, not relatively
+#: (``relative_split``): near the top of some supports (the add direction of a subsampled pair)
+#: the profile vanishes faster than the tails' errors, and a relative charge there would be large
+OPT_REL_REF = 1e-10
+
+
+def relative_split(err: FloatArray, low: FloatArray, lowered: FloatArray) -> tuple[float, float]:
+    """(t, s) with err_J + t lowered_J <= t max(low_J, 0) + s at every node J, for error bounds
+    err_J at nodes whose exact values are at least low_J and lowerings ``lowered`` >= 0
+    (``_optimistic_from_cells``), i.e. err_J - t a_J <= s with a_J = max(low_J, 0) - lowered_J:
+    relative at every node where a_J >= OPT_REL_REF (t = the largest err_J / a_J there), and
+    s = max_J (err_J - t a_J), rounded up, covers the others. For every t' < t the cost
+    t' + s(t') / OPT_REL_REF is at least t (the node K attaining t has a_K >= OPT_REL_REF and
+    s(t') >= (t - t') a_K), so this is the best split up to s(t) / OPT_REL_REF."""
+    pos = np.maximum(low, 0.0)
+    a = pos - lowered
+    big = a >= OPT_REL_REF
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t = max(0.0, float(np.max(err[big] / a[big], initial=0.0)))
+        # err - t a in floating point: within 4 u of |err| + t (pos + lowered) of its value, and
+        # of a subnormal ulp where it underflows
+        over = (err - t * a + 2.0 * EPS_MACH * (np.abs(err) + t * (pos + lowered))
+                + 4.0 * sys.float_info.min)
+    s = max(0.0, float(np.max(over, initial=0.0)))
+    return (t, s) if math.isfinite(t) and math.isfinite(s) else (0.0, math.inf)
+
+
+def node_profile(mu: FloatArray, h: float) -> FloatArray:
+    """Upper bound of the profile sum_{i > J} mu_i (1 - e^{(J - i) h}) of a non-negative measure
+    on the nodes of a grid, at each node J: P_J = e^{-h} P_{J+1} + (1 - e^{-h}) A_{J+1}, A the
+    tail sums; non-negative terms only, each step within 4 u relative (the cumulated sums, the
+    constants and two roundings), padded for the n steps."""
+    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
+
+    tails = np.concatenate([np.cumsum(mu[::-1])[::-1][1:], [0.0]])
+    p = signal.lfilter([1.0], [1.0, -math.exp(-h)], (-math.expm1(-h) * tails)[::-1])[::-1]
+    return np.asarray(p * (1.0 + 2.0 * EPS_MACH * (mu.size + 4)), dtype=np.float64)
+
+
 def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, xf: FloatArray,
-                           nodesf: FloatArray, *, inf: float, slack: float, shift: float,
-                           bounds: tuple[FloatArray, FloatArray, FloatArray] | None) -> GridLaw:
+                           nodesf: FloatArray, *, inf: float, slack: float, rel: float,
+                           alt: tuple[float, float] | None, shift: float,
+                           bounds: tuple[FloatArray, FloatArray, FloatArray] | None,
+                           errors: ContentErrors) -> GridLaw:
     """Optimistic law from the contents of half cells (width h/2): a grid law whose profile lies
-    below the tangents of the true one at the midpoints of the cells of width h."""
+    below the tangents of the true one at the midpoints of the cells of width h.
+
+    Error model (``GridLaw``, optimistic): if R's profile D satisfies D <= (1 + rel) delta + slack
+    (delta the exact profile R stands for), the law's profile F~ satisfies F~ <= (1 + t) D + s at
+    every eps, hence F~ <= (1 + t)(1 + rel) delta + (1 + t) slack + s: the law is returned with
+    those. The proof works at the nodes, as F~ and the chords are linear in y = e^eps between
+    them: with V_J = D_J - c_J (c the lowerings, at least what the tangents need), the chord of
+    V lies below D on every cell [module docstring], and F~_J <= (1 + t) V_J + s gives
+    F~ <= (1 + t) chord(V) + s <= (1 + t) D + s. Where a node is capped (its lowering limited to
+    its computed profile), V_J = 0 <= D and F~_J is a rounding residue (absolute); at y = 0, V is
+    R's Q-mass above the first node (the truth lies above the chord from there, as the mass
+    below contributes (1 - y e^{-l})_+ >= 0).
+    The rounding at a node: the cells of width h (q: 2 u, x: 6 u) and the split b (9 u) err
+    relatively on terms of D~_J = sum_{C >= J} [q_C (1 - e^{g_J - g_C}) + b_C c_h e^{g_J - g_C}],
+    which are all non-negative, and so do the masses m (3 roundings of non-negative terms), so
+    the profile Dm of m is within 12 u of D~; the masses of F = Dm - c are
+    M_i = m_i - E1 (c_{i+1} - c_i) + E2 (c_i - c_{i-1}) (E1 = 1/(e^h - 1), E2 = 1/(1 - e^{-h});
+    at y = 0 the chord from R's mass: M_0's last term is c_0), within 3 u of m_i plus sigma_i =
+    12 u (|E1 dc| + |E2 dc|), whose profile at J (``node_profile``) is charged at J; the hull
+    (``_convexify``) lowers F~ up to its charge; the final products round within u and clipped
+    negatives add ``neg``. With E_J = (1 + gamma) node_J + cpart_J (gamma = CONSTRUCTION_REL and
+    ``errors.rel``), F~_J <= (1 + gamma)(D_J - c_J) + E_J + gamma c_J + (hull, neg), and
+    ``relative_split`` turns E_J <= t' D_J + excess_J (D_J bounded below from the computed
+    profile d) into t = gamma + t' and s = max_J (excess_J + t c_J) + (hull, neg).
+    """
     # two empty half cells on top: the top node then carries no lowering (the profile is flat
     # above it), so the law's atom at +inf stays exact
     n = (qf.size + 1) // 2 + 1
@@ -253,6 +361,10 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     hf = 0.5 * h
     if bounds is None:  # exact contents: their own x and deficit
         bounds = (xf, np.maximum(math.exp(hf) * pnf - qf, 0.0), qf)
+    node_err = np.zeros(n + 1)
+    if errors.node is not None:
+        given = errors.node[0::2]
+        node_err[:given.size] = given[:n + 1]
     qf, pnf, xf, xf_up, def_up, qf_up = (np.concatenate([a, np.zeros(pad)])
                                          for a in (qf, pnf, xf, *bounds))
     nodesf = np.concatenate([nodesf, np.zeros(2 * n + 1 - nodesf.size)])
@@ -294,9 +406,10 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     below_lo = xf_up[0::2] + t_mid
     below_hi = def_up[1::2] + t_mid
     need = np.maximum(np.concatenate([below_lo, [0.0]]), np.concatenate([[0.0], below_hi]))
-    # rounding of the half cells' contents (a few ulp of their Q-masses) is covered by the margin
+    # computed contents (bounds not given): the deficit e^{h/2} pn - q, a difference, errs by up
+    # to res times the half cell's q; the margin covers it
     ulps = np.concatenate([lo_q, [0.0]]) + np.concatenate([[0.0], hi_q + mid])
-    margin = 8.0 * EPS_MACH * (d + ulps)
+    margin = errors.res * ulps
     # A node cannot go below 0 (D >= the atom at +inf): where a cell's upper node cannot reach its
     # tangent (near the top of the support), the cell's lower node is lowered by the whole cell's
     # excess x_j instead. On a cell the profile lies above both end tangents, which meet at the
@@ -309,31 +422,80 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     need[:-1] = np.where(short, np.maximum(need[:-1], x_up), need[:-1])
     wanted = need * (1.0 + 1e-9) + margin
     c = np.minimum(wanted, d)
-    # where capped, the node's value is D - d: d is the profile D summed by recursions of
-    # non-negative terms from the top (relative error below 3 (n - j) u), D that of the masses m
-    # (within 8 u of the tail mass of the cells from j - 1 on): charged at the capped nodes
+    # the node values: D~ (exact, from the contents) >= (d - its recursions' error - the
+    # residues' profile) / (1 + rel), d summed from the top by recursions of non-negative terms
+    # (relative error below 3 (n - j) u, and 6 u of the cells' sums), and d the profile in the
+    # form sum_{c >= J} [x_c + pn_c (1 - e^{g_J - g_c})] over the half cells, which differs from
+    # D~'s by their residues q - x - pn weighted by 1 - e^{g_J - g_c}, at most the profile of the
+    # residues of the cells of width h put on their upper nodes; D >= (D~ - node) / (1 + rel)
+    rec = 2.0 * EPS_MACH * (n + 9 - np.arange(n + 1))
+    resid = errors.res * node_profile(np.concatenate([[0.0], q]), h) * (1.0 + 1e-9)
+    gamma = (1.0 + errors.rel) * (1.0 + CONSTRUCTION_REL) - 1.0
+    low = (d * (1.0 - rec) - resid - node_err) / (1.0 + errors.rel)
+    # where capped, the node's value is Dm - d (a rounding residue: Dm within gamma of D~, D~
+    # within the residues of d's exact value), and its reference value V_J is 0
     capped = wanted > d
-    cap_err = 0.0
-    if capped.any():
-        tail_q = np.cumsum((np.concatenate([[0.0], q]) + nodes)[::-1])[::-1]
-        above = n + 1 - np.arange(n + 1)
-        cap_err = float(np.max(np.where(capped, 2.0 * EPS_MACH * (above + 4.0) * d
-                                        + 8.0 * EPS_MACH * tail_q, 0.0)))
-    # F = D - c, as jumps of slope (in units of y_{j0}; the profile is fixed at y = 0)
-    xs = np.exp(np.arange(n + 1) * h)
-    xprev = np.concatenate([[0.0], xs[:-1]])
-    cprev = np.concatenate([[0.0], c[:-1]])
-    sc = np.concatenate([(c - cprev) / (xs - xprev), [0.0]])
-    jumps = m / xs - np.diff(sc)
-    jumps, hull_err = _convexify(xs, jumps)
+    cap_err = np.where(capped, (gamma + rec) * d + (1.0 + gamma) * resid, 0.0)
+    # F = Dm - c by its masses (in units of y_{j0}; the profile is fixed at y = 0)
+    e1, e2 = 1.0 / math.expm1(h), 1.0 / -math.expm1(-h)
+    dc = np.diff(c)
+    down = np.concatenate([e1 * dc, [0.0]])
+    up = np.concatenate([[c[0]], e2 * dc])
+    pre = (m - down) + up
+    sigma = 12.0 * EPS_MACH / 2.0 * (np.abs(down) + np.abs(up)) * (1.0 + 1e-9)
+    cpart = node_profile(sigma, h)
+    xs, xs_err = node_exponentials(n + 1, h)
+    jumps, hull_err = _convexify(xs, pre / xs, xs_err)
     masses = xs * jumps
     neg = float(-masses[masses < 0].sum())
     masses = np.maximum(masses, 0.0)
-    err = neg + 8.0 * EPS_MACH * float(m.sum()) + hull_err + cap_err
-    return GridLaw(h, j0, masses, inf, slack + err, False, 0.0, shift)
+    # the nodes' error bounds E_J (y = 0 first: R's Q-mass above the first node, ``total``)
+    u = EPS_MACH / 2.0
+    err = np.concatenate([[(1.0 + gamma) * errors.total + (1.0 + u) * float(np.sum(sigma))],
+                          np.where(capped, 0.0, (1.0 + gamma) * node_err + (1.0 + u) * cpart)])
+    held = float(np.sum(q) + np.sum(nodes)) * (1.0 - EPS_MACH * (n + 4))
+    low = np.concatenate([[held / (1.0 + errors.rel) - errors.total],
+                          np.where(capped, 0.0, low)])
+    lowered = np.concatenate([[0.0], np.where(capped, 0.0, c)])
+    fixed = (1.0 + u) * (float(np.max(cap_err + cpart * capped)) + hull_err) + 2.0 * neg
+    # two splits: relative where it can (``relative_split``), and all absolute (t = gamma; what
+    # suits large deltas); the reference's own model and its ``alt`` (or own) carry them
+    t_rel, s_rel = relative_split(err, low, lowered)
+    s_abs = float(np.max(np.maximum(err, 0.0)))
+    models = []
+    for t_nodes, s_split, (s_in, r_in) in ((t_rel, s_rel, (slack, rel)),
+                                           (0.0, s_abs, alt or (slack, rel))):
+        t = gamma + t_nodes
+        s_own = (s_split + gamma * float(np.max(lowered)) + fixed) * (1.0 + 1e-9)
+        models.append(((1.0 + t) * s_in + s_own, (1.0 + t) * (1.0 + r_in) - 1.0))
+    (s1, r1), (s2, r2) = models
+    return GridLaw(h, j0, masses, inf, s1, False, r1, shift, alt=(s2, r2, 0.0))
 
 
-def _convexify(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
+def node_exponentials(size: int, h: float) -> tuple[FloatArray, float]:
+    """e^{i h} for i < size and a bound xi on their relative error: computed in long double
+    (argument within u_ext i h, expl within 1 ulp) and rounded to double (u)."""
+    ld = np.arange(size, dtype=np.longdouble) * np.longdouble(h)
+    xs = np.asarray(np.exp(ld).astype(np.float64), dtype=np.float64)
+    return xs, (EPS_MACH / 2.0 + EPS_EXT * (size * h + 4.0)) * 1.01
+
+
+def _convexify(xs: FloatArray, jumps: FloatArray,
+               xs_err: float = 0.0) -> tuple[FloatArray, float]:
+    """``_hull_passes`` for a law's masses xs_i jumps_i on nodes y_i = xs_i (1 + xi_i),
+    |xi_i| <= ``xs_err``: the hull is taken for knots xs, and the law's profile at node y_k is
+    sum_{i > k} jumps_i (1 + xi_i)(y_i - y_k) = F(xs_k) + y_k sum_{i > k} jumps_i (xi_k - xi_i),
+    F the function of knots xs; so the hull's change of jumps, dj, moves the profile at the nodes
+    (linear between them) by F's change (at most the passes' charge) plus at most
+    2 xs_err sum_i |dj_i| xs_i (1 + xs_err), charged here."""
+    out, err = _hull_passes(xs, jumps)
+    if xs_err > 0.0 and err > 0.0:
+        moved = float(np.sum(np.abs(out - jumps) * xs))
+        err += 2.0 * xs_err * (1.0 + xs_err) * moved * (1.0 + 1e-9)
+    return out, err
+
+
+def _hull_passes(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
     """Lower convex hull of a piecewise-linear function given by its slope jumps at ``xs`` (its
     value at 0 fixed): each vertex with a negative jump (a concave kink) is replaced by the chord of
     its kept neighbours, which lowers the function; every other kink of each run of adjacent ones
@@ -437,9 +599,11 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
 
 
 def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_above: float,
-               pessimistic: bool, slack: float = 0.0, shift: float = 0.0) -> GridLaw:
+               pessimistic: bool, slack: float = 0.0, shift: float = 0.0,
+               rel: float = 0.0) -> GridLaw:
     """Discretise a finite Q-law (atoms ``losses`` with Q-masses ``qm``) onto the grid
-    {shift + j h}."""
+    {shift + j h}; an optimistic law's masses may err by ``slack`` and ``rel`` (its profile within
+    1 + rel of the exact one, plus slack)."""
     keep = qm > 0
     losses, qm = losses[keep] - shift, qm[keep]
     if losses.size == 0:
@@ -450,8 +614,15 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
     n = r * (math.ceil(float(losses.max()) / h) + 1 - j0)
     q, pn, x, nodes = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n + 1)
     extra = deposit_atoms(h / r, r * j0, losses, qm, q, pn, x, nodes, pessimistic)
+    # optimistic: the contents are sums of at most qm.size products, each within 3 u; an atom's
+    # position (l - shift, then t = l - g) within 2 u (|l - shift| + h) of the exact one (a move
+    # up by it raises delta by at most the atom's mass times it)
+    k = qm.size + 8
+    if not pessimistic:
+        extra += float(np.sum(qm * (np.abs(losses) + h))) * 1.01 * EPS_MACH
     return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
-                      pessimistic=pessimistic, slack=slack + extra, node_q=nodes, shift=shift)
+                      pessimistic=pessimistic, slack=slack + extra, node_q=nodes, shift=shift,
+                      rel=rel, errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
 
 
 def coarsen(law: GridLaw, factor: int) -> GridLaw:
@@ -464,12 +635,14 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     atoms above (the split b_c - b_c telescopes), where q_c and x_c are sums of at most
     ``factor`` non-negative terms (relative error (factor + 2) u), b = x / (1 - e^{-H}) adds 2 u and
     the three additions forming a node's mass 3 u: at most (factor + 8) u of the tail in all.
+
+    Optimistic: the optimistic construction applied to the held law as a mechanism; its profile
+    lies below the held one up to its own round-off, stated relatively to the held profile
+    (``_optimistic_from_cells``), so the held law's error models carry over [module docstring,
+    point 4].
     """
     if factor == 1:
         return law
-    if not law.pessimistic:
-        # the optimistic re-discretisation takes differences: carry the error in absolute form
-        law = law.without_rel()
     nz = np.flatnonzero(law.masses > 0)
     if nz.size == 0:
         return GridLaw(law.h * factor, 0, np.zeros(1), law.inf + law.top_mass, law.slack,
@@ -503,16 +676,21 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
         pn += col * decay[k]
         x += col * share[k]
     # connect-the-dots splits each cell by non-negative weights: relative errors carry over. Its
-    # round-off is tail-relative for a pessimistic law (docstring); for an optimistic one the
-    # subtraction q - b rounds with an error below 4 ulp of the cell's mass
+    # round-off is tail-relative for a pessimistic law (docstring). Optimistic: the construction
+    # bounds its profile against the held law's (``_optimistic_from_cells``), whose contents are
+    # sums of at most factor + 1 products (each within 3 u, its position t within u of itself:
+    # an error relative to the point's share of the node profiles), so within (factor + 8) u
     out = from_cells(big_h, j0, q, pn, x, inf=law.inf, q_above=0.0, q_below=0.0,
-                     pessimistic=law.pessimistic,
-                     slack=law.slack + (0.0 if law.pessimistic else 4.0 * EPS_MACH), node_q=nodes,
-                     shift=law.shift)
-    tail = law.tail + (factor + 8) * EPS_MACH if law.pessimistic else 0.0
+                     pessimistic=law.pessimistic, slack=law.slack, node_q=nodes,
+                     shift=law.shift, rel=law.rel,
+                     alt=None if law.alt is None else (law.alt[0], law.alt[1]),
+                     errors=ContentErrors((factor + 8) * EPS_MACH, (factor + 10) * EPS_MACH))
+    if not law.pessimistic:
+        return replace(out, cut=max(0, math.ceil((law.top - out.top) / out.h - 1e-9)))
+    tail = law.tail + (factor + 8) * EPS_MACH
     alt = (None if law.alt is None
            else (law.alt[0], law.alt[1], law.alt[2] + (factor + 8) * EPS_MACH))
-    # the top atom moves up to the new top (pessimistic; optimistic laws carry none)
+    # the top atom moves up to the new top
     return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel,
                    law.shift, law.top_mass, max(0, math.ceil((law.top - out.top) / out.h - 1e-9)),
                    tail, alt=alt)
@@ -574,9 +752,9 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: float = 0.0) -> GridL
         alt = None if law.alt is None else (law.alt[0], law.alt[1], law.alt[2] + more)
         return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, True, law.rel, law.shift,
                        law.top_mass + above, cut, law.tail + more, alt=alt)
-    law = law.without_rel() if law.tail else law  # dropping the upper tail would not keep it
+    # dropping mass lowers the profile: the one-sided bounds of an optimistic law are kept
     return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False, law.rel, law.shift,
-                   0.0, cut)
+                   0.0, cut, alt=law.alt)
 
 
 def _fft_relative_error(nf: int) -> float:
@@ -856,7 +1034,11 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
     # is slack_fft plus an error e within rel_c of the non-negative held product H entrywise: its
     # tail sums are within rel_c H([l, inf]) <= rel_c ((1 + r_in + t_in) M_ab(l) + s_in), a
     # tail-relative error plus at most rel_c s_in at each tail sum, 2 (n + 2) rel_c s_in in l1
-    # (clamp the tail sums). Optimistic laws (no tail part) keep it entrywise relative instead.
+    # (clamp the tail sums). Optimistic laws (profile-level one-sided models, no tail part;
+    # module docstring, point 4): delta_{a~ x b~} <= (1 + r_a)(1 + r_b) delta_ab + s_a |b~| +
+    # (1 + r_a) s_b with |b~| <= 1 + r_b + s_b (the model at eps = -inf), which is r_in and s_in;
+    # the product's round-off multiplies by 1 + rel_c and adds slack_fft (clipping negatives only
+    # moves entries towards the exact non-negative product).
     # The scalar atoms round within ``sum_rounding`` of their tails. A law with two error models
     # (``GridLaw.alt``) gives the product two: each is valid for the same held product.
     na, nb = ma.size, mb.size

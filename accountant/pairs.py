@@ -46,6 +46,7 @@ from ._pldgrid import (
     EPS_MACH,
     REFINE,
     SOURCE_TAIL,
+    ContentErrors,
     GridLaw,
     deposit_atoms,
     from_atoms,
@@ -169,21 +170,29 @@ class _TailDirection(LossDirection):
             return source_tail_law(law, tails, errors, cells_q, in_cells, nodes, extra)
         with np.errstate(invalid="ignore"):
             moved = np.where(np.isfinite(raw), np.abs(raw - pn), np.inf)
-        charge = optimistic_node_error(g, tails, errors, q, moved,
-                                       self.profile_error(g, dg, tails, errors))
-        charge += self.point_mass_error()
         bounds = self._optimistic_bounds(g, dg, hc, q, pn, x, errors)
-        # the atoms' contents are exact (up to their roundings, a few ulp of their masses)
+        profile = self.profile_error(g, dg, tails, errors)
+        q_err = self.tail_errors(g[:1], dg[:1], tuple(t[:1] for t in tails), (1,))[0]
+        node_err, total_err = optimistic_node_error(g, tails, errors, q, moved, profile,
+                                                    float(q_err[0]))
+        # the atoms' contents are exact up to their roundings (relative: a few ulp of their
+        # shares of the node profiles) and their positions' (t = l - g within 2 u (|l| + hc):
+        # a move up by it raises delta by at most the atom's mass times it)
         aq, apn, ax = np.zeros(q.size), np.zeros(q.size), np.zeros(q.size)
         extra = deposit_atoms(hc, r * j0, atoms, atom_q, aq, apn, ax, nodes, pessimistic)
+        extra += float(np.sum(atom_q * (np.abs(atoms) + hc))) * 1.01 * EPS_MACH
+        extra += self.point_mass_error()  # errors of every node profile, at most these
         q, pn, x = q + aq, pn + apn, x + ax
         scale = 1.0 + 8.0 * EPS_MACH
         bounds = (bounds[0] + ax * scale, bounds[1] + np.maximum(math.exp(hc) * apn - aq, 0.0)
                   * scale, bounds[2] + aq * scale)
         self._forget()
+        k = atoms.size + 8
         return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
                           q_below=float(fq[0]), pessimistic=False,
-                          slack=extra + charge, node_q=nodes, bounds=bounds)
+                          node_q=nodes, bounds=bounds,
+                          errors=ContentErrors(k * EPS_MACH, (k + 8) * EPS_MACH, node_err + extra,
+                                               total_err + extra))
 
     def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,
                            pn: FloatArray, x: FloatArray,
@@ -469,6 +478,37 @@ class SubsampledTailDirection(_TailDirection):
         # L' = -phi(l) > g  <=>  l < phi^{-1}(-g): under Q' = P and P' = the mixture
         return sp0, fp0, (1 - r) * sp0 + r * sq0, (1 - r) * fp0 + r * fq0
 
+    def tail_errors(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                    which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[FloatArray, ...]:
+        # each tail from the base's own per-tail errors at l = phi^{-1}(+-g) (within dl): a base
+        # tail itself, or a mix with weights 1 - r and r (and its 4 roundings: 4 u of it); the
+        # generic bound where l is -inf but the exact argument may map above log(1 - r)
+        u = EPS_MACH / 2
+        r = self.rate
+        v, l_, dl = self._mapped(g, dg)
+        base = self.base.tails(l_)
+        e0 = self.base.tail_errors(l_, dl, base)
+        parts: tuple[tuple[int, ...], ...]
+        if self.direction == "remove":  # (mix of fp0, fq0; mix of sp0, sq0; fp0; sp0)
+            parts = ((2, 0), (3, 1), (2,), (3,))
+        else:  # (sp0; fp0; mix of sp0, sq0; mix of fp0, fq0)
+            parts = ((3,), (2,), (3, 1), (2, 0))
+        default = super().tail_errors(g, dg, tails, which)
+        edge = ~np.isfinite(l_) & (v + dg > math.log1p(-r))
+        out = []
+        for k, generic in zip(which, default, strict=True):
+            mix = parts[k]
+            with np.errstate(invalid="ignore"):
+                if len(mix) == 1:
+                    own = e0[mix[0]]
+                else:
+                    own = ((1.0 - r) * e0[mix[0]] + r * e0[mix[1]] + 4.0 * u * np.abs(tails[k])
+                           + 4.0 * UNDERFLOW) * (1.0 + 4.0 * u)
+            ok = ~edge & np.isfinite(own)
+            out.append(np.asarray(np.where(ok, np.minimum(own, generic), generic),
+                                  dtype=np.float64))
+        return tuple(out)
+
     def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
                       errors: CellErrors) -> FloatArray:
         # The base's tails T0 at l = phi^{-1}(+-g) enter both tails with coefficients that
@@ -680,8 +720,9 @@ class _FiniteDirection(LossDirection):
             law = from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
                              pessimistic=True, slack=0.0, shift=_top_shift(self.losses, self.q, h))
             return replace(law, tail=law.tail + (self.q.size + 16) * EPS_MACH)
+        # optimistic: the masses within 8 u of the exact ones, an error relative to the profile
         return from_atoms(h, self.opt_losses, self.opt_q, inf=self.opt_inf, q_above=0.0,
-                          pessimistic=False, slack=8 * EPS_MACH,
+                          pessimistic=False, rel=8 * EPS_MACH,
                           shift=_top_shift(self.opt_losses, self.opt_q, h))
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
