@@ -1015,9 +1015,11 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
     ma, mb = a.masses, b.masses
     n = ma.size + mb.size - 1
     same = a is b
+    # a remainder above its budget is split again for pessimistic laws, and for optimistic ones
+    # only when more than the default 3 slices are allowed (``PLD.law(precise=True)``)
     out, rel_c, slack_fft, noise = _fft_conv(ma, None if same else mb, n,
-                                             DIRECT_CONV[a.pessimistic], budget, a.pessimistic,
-                                             max_slices)
+                                             DIRECT_CONV[a.pessimistic], budget,
+                                             a.pessimistic or max_slices > 3, max_slices)
     floor = noise
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     sum_a, sum_b = float(ma.sum()), float(mb.sum())

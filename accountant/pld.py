@@ -46,8 +46,10 @@ from .tradeoff import PiecewiseLinearTradeoff, TradeoffFunction, as_tradeoff
 #: coarser: its error, ~4^SCREEN_LEVELS that of the fine law (3e-3 in epsilon on W4), rarely
 #: changes which direction attains the maximum, and it costs ~1/10 of the fine law
 SCREEN_LEVELS = 4
-#: Most FFT slices of the precise pessimistic laws (3 otherwise), built when a delta asked for
-#: is below 1/PRECISE_RATIO times the round-off charge of the others (``PLD._precision``). Slices
+#: Most FFT slices of the precise laws (3 otherwise), built when a delta asked for is below
+#: 1/PRECISE_RATIO times the round-off charge of the others (``PLD._precision``, and for the
+#: optimistic laws of the bracket ``PLD._optimistic``; those split FFT operands beyond two
+#: slices only when precise, a cost a delta of 1e-5 does not need). Slices
 #: are added only while a product's remainder bound exceeds its share of ROUNDOFF_BUDGET
 #: (``_pldgrid._split_conv``). With 4, the first two squarings of W4's source (5.9e5 points, used
 #: 5e4 and 2.5e4 times) left 7e-23 and 1.5e-22 each: 7.7e-18 of slack, 0.8% of delta 1e-15 and
@@ -268,11 +270,12 @@ class PLD(Guarantee):
             coarse: bool = False, precise: bool = False) -> GridLaw:
         """The composed grid law of one direction (cached); ``coarse`` uses a grid 2^SCREEN_LEVELS
         wider (a cheaper bound, used to screen out a direction that does not attain the maximum);
-        ``precise`` (pessimistic laws) splits FFT operands into up to PRECISE_SLICES slices, for
-        deltas so small that the round-off charge of three would matter (``_precision``)."""
+        ``precise`` splits FFT operands into up to PRECISE_SLICES slices, for deltas so small
+        that the round-off charge of the default law would matter (``_precision``,
+        ``_optimistic``)."""
         cache: dict[tuple[str, bool, bool, bool], GridLaw] = self.__dict__.setdefault(
             "_law_cache", {})
-        key = (direction, pessimistic, coarse, precise and pessimistic)
+        key = (direction, pessimistic, coarse, precise)
         if key not in cache:
             h, max_level = self._grid
             if coarse:
@@ -358,22 +361,30 @@ class PLD(Guarantee):
         # above the support only the atom at +inf counts, and no slack (``GridLaw.delta``)
         return min(1.0, max(self._direction_delta(d, math.inf) for d in self.directions))
 
+    def _optimistic(self, direction: Direction, delta: float) -> GridLaw:
+        """The optimistic law of a direction for a bracket at delta: the precise one when its
+        smallest absolute round-off charge exceeds PRECISE_RATIO * delta (both are sound)."""
+        opt = self.law(direction, pessimistic=False)
+        if min(s for s, _, _ in opt.error_models) > PRECISE_RATIO * delta:
+            opt = self.law(direction, pessimistic=False, precise=True)
+        return opt
+
     def delta_bracket(self, eps: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact delta(eps) of the composition."""
         eps = check_real("eps", eps)
         worst = self._worst_direction(eps)
-        return self.law(worst, pessimistic=False).delta(eps), self._delta(eps)
+        lower = self.law(worst, pessimistic=False).delta(eps)
+        return self._optimistic(worst, lower).delta(eps), self._delta(eps)
 
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         upper = self.epsilon(delta)
         if upper == math.inf:
-            worst = self._worst_direction(math.inf)
-            opt = self.law(worst, pessimistic=False)
+            opt = self._optimistic(self._worst_direction(math.inf), delta)
             lower = smallest_epsilon(opt.delta, delta) if opt.inf <= delta else math.inf
             return _lower_end(opt, delta, lower), upper
-        opt = self.law(self._worst_direction(upper), pessimistic=False)
+        opt = self._optimistic(self._worst_direction(upper), delta)
         return _lower_end(opt, delta, upper), upper
 
     @cached_property

@@ -250,3 +250,21 @@ def test_dpsgd_lower_end_pays_little_for_round_off() -> None:
     opt = pld.law(pld._worst_direction(upper), pessimistic=False)
     bare = GridLaw(opt.h, opt.offset, opt.masses, opt.inf, 0.0, False, 0.0, opt.shift)
     assert 0.0 <= _lower_end(bare, 1e-5, upper) - lower < 1e-7
+
+
+def test_dpsgd_lower_end_at_small_delta_uses_the_precise_law() -> None:
+    """W3 T=1e4 at delta 1e-12: the optimistic law's absolute FFT round-off (2.5e-14) exceeds
+    1e-4 of delta, so the bracket reads the precise optimistic law (operands split into up to
+    PRECISE_SLICES slices): its lower end is within 1e-3 of the truth (10.346689837630745, mpmath,
+    ``benchmarks/accounting.py`` TAIL_TRUTHS; the default law's is 6e-3 below it) and below it,
+    and the delta bracket at that epsilon holds 1e-12."""
+    from accountant import GDP, compose, subsample
+
+    pld = compose([subsample(GDP(1.0), rate=0.01, scheme="poisson")] * 10_000)
+    truth = 10.346689837630745
+    lower, upper = pld.epsilon_bracket(1e-12)
+    assert lower <= truth <= upper
+    assert truth - lower < 1e-3, truth - lower
+    d_lo, d_up = pld.delta_bracket(truth)
+    assert d_lo <= 1e-12 * (1 + 1e-9) and d_up >= 1e-12 * (1 - 1e-9), (d_lo, d_up)
+    assert d_lo > 0.9e-12, d_lo
