@@ -183,20 +183,29 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
         qm = np.concatenate([p, [p_ninf]])
         return lo, qm, 0.0
 
+    # a mixed loss logaddexp(log1p(-r), log r + l) cancels (it is near 0 where l is): its error
+    # is a few ulp of its operands, not of itself (exact where l = 0, ``_mixture_log``)
+    scale = abs(log1m) + abs(math.log(r))
+
+    def loss_err(lo: FloatArray, losses: FloatArray) -> FloatArray:
+        base = np.concatenate([losses, [math.inf]])  # the last atom: log1m, rounded once
+        err = 4.0 * EPS_MACH * (np.abs(lo) + scale + np.abs(np.where(np.isinf(base), 0.0, base)))
+        return np.asarray(np.where(base == 0.0, 0.0, err), dtype=np.float64)
+
     out = []
     for fn in (remove, add):
         pl, pq, pi = fn(*sets[0])
         ol, oq, oi = fn(*sets[1])
-        # rounding charged outward: masses (a few ulp relative) and losses (a few ulp) are moved
-        # up for the pessimistic set, down for the optimistic one, and the absolute error of the
-        # rest 1 - sum(p) (one ulp per atom) is added at the top loss, which keeps delta exactly
-        # 0 above the support (no mass at +inf)
+        # rounding charged outward: masses (a few ulp relative) and losses (a few ulp of the
+        # operands, ``loss_err``) are moved up for the pessimistic set, down for the optimistic
+        # one, and the absolute error of the rest 1 - sum(p) (one ulp per atom) is added at the
+        # top loss, which keeps delta exactly 0 above the support (no mass at +inf)
         up, down = 1.0 + 16.0 * EPS_MACH, 1.0 - 16.0 * EPS_MACH
-        pl = pl + 4.0 * EPS_MACH * np.abs(pl)
+        pl = pl + loss_err(pl, sets[0][0])
         pq = pq * up
         if base.p_ninf is None:
             pq[int(np.argmax(pl))] += 2.0 * EPS_MACH * (pl.size + 2)
-        ol = ol - 4.0 * EPS_MACH * np.abs(ol)
+        ol = ol - loss_err(ol, sets[1][0])
         # P-mass at -inf: none under remove (the mixture covers P); r Q(+inf) under add
         known = None if base.p_ninf is None else (0.0 if fn is remove else r * sets[0][3])
         out.append(_FiniteDirection(pl, pq, pi * up, ol, oq * down, oi * down, p_ninf=known))
