@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._numeric import FloatArray, as_float_array, check_count, check_real, lower_convex_hull, smallest_epsilon
-from ._pldgrid import EPS_EXT, EPS_MACH, GridLaw, compose_laws, self_compose
+from ._pldgrid import EPS_EXT, EPS_MACH, GridLaw, coarsening_level, compose_laws, self_compose
 from .guarantees import CLTGDP, FDP, GDP, ApproxDP, Guarantee, PureDP
 from .pairs import (
     ApproxDPPair,
@@ -72,8 +72,12 @@ MAX_H = 0.05
 #: Most grid points of one mechanism's initial law (2^19 doubles: 4 MiB per array; a 10-fold
 #: composition of such laws peaks near 400 MiB).
 MAX_POINTS = 2 ** 19
-#: Squarings by which the optimistic laws' coarsenings lag the pessimistic ones' (``self_compose``)
-OPTIMISTIC_DELAY = 2
+#: The optimistic laws' grid is this much finer (nested: atoms stay on nodes). Their source and
+#: coarsenings err more than connect-the-dots at equal h (the lowering below tangents, the convex
+#: hulls): on the same grid the lower end was the looser one (W3, DP-SGD T = 1e3 at tol 3e-5: truth
+#: - lower 1.7e-5 against upper - truth 1.5e-5; on the grid twice finer 2.7e-6, for 1.4x the
+#: bracket's time; W2 Laplace x100 4.5e-7 -> 2.3e-7)
+OPTIMISTIC_REFINE = 2
 
 
 # ============================ the guarantee ======================================================
@@ -93,8 +97,8 @@ class PLD(Guarantee):
     around the exact value; ``tradeoff`` is a sound lower bound on the composed f-DP curve.
     ``tol`` is the target width in epsilon of the bracket ``epsilon_bracket``: the grid width h is
     chosen so that the discretisation error, about GRID_CONST * steps * h^2, is tol (Gaussian
-    pairs, composed exactly first, count as one step); the lower bound's law is coarsened later
-    (OPTIMISTIC_DELAY). The width measured is 0.14-2.7x tol on the benchmark workloads and
+    pairs, composed exactly first, count as one step); the lower bound's law is on a grid
+    OPTIMISTIC_REFINE times finer. The width measured is 0.14-2.7x tol on the benchmark workloads and
     shrinks when tol does (round-off is kept far below it: ``_pldgrid._split_conv``); it is
     larger (7-32x tol on three cases measured) for Poisson-subsampled Gaussians with sigma < 1
     and q <= 0.01, whose lower bound is the loose side. Cost grows like 1/sqrt(tol).
@@ -280,21 +284,19 @@ class PLD(Guarantee):
             h, max_level = self._grid
             if coarse:
                 h, max_level = 2 ** SCREEN_LEVELS * h, max_level - SCREEN_LEVELS
+            elif not pessimistic:
+                h, max_level = h / OPTIMISTIC_REFINE, max_level + 1
             # a tail cut from each of the n mechanisms adds at most n * tail to delta
             tail = min(SOURCE_TAIL_MAX, SOURCE_TAIL_BUDGET / self.steps)
             sources = self._sources(direction, pessimistic)
             # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
-            # h 2^min(floor(log2(c) / 2), max_level)); a mechanism run once is discretised on it
+            # h 2^coarsening_level(c)); a mechanism run once is discretised on it
             # directly (one discretisation error instead of two, and a shorter source)
-            # the optimistic law errs more per coarsening than the pessimistic one (about as much
-            # per discretisation, and its coarsenings re-take convex hulls): it is coarsened one
-            # level later, on grids half as wide, at little cost (its convolutions are FFTs)
-            delay = 0 if pessimistic else OPTIMISTIC_DELAY
-            coarsest = h * 2 ** max(min(max(c.bit_length() - 1 - delay, 0) // 2, max_level)
+            coarsest = h * 2 ** max(coarsening_level(c, max_level)
                                     for _, c in sources)
             slices = PRECISE_SLICES if key[3] else 3
             laws = [self_compose(d.discretize(coarsest if c == 1 else h, pessimistic, tail), c,
-                                 max_level, delay, slices)
+                                 max_level, slices)
                     for d, c in sources]
             cache[key] = compose_laws(laws)
         return cache[key]
