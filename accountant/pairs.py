@@ -87,6 +87,11 @@ class LossDirection(ABC):
         """Finite loss values carrying an atom, used to align the grid with them."""
         return ()
 
+    def continuous_mass(self) -> float:
+        """Q-mass of L off its finite atoms (``atoms``): what a grid aligned with the atoms
+        discretises with an error (it only guides the choice of the grid)."""
+        return 1.0
+
     @abstractmethod
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         """Interval outside of which L has Q-mass at most ``tail`` on each side."""
@@ -244,6 +249,9 @@ class _TailDirection(LossDirection):
     def point_masses(self) -> tuple[FloatArray, FloatArray]:
         """Atoms of L (losses, Q-masses) not included in ``tails``."""
         return np.zeros(0), np.zeros(0)
+
+    def continuous_mass(self) -> float:
+        return min(1.0, max(0.0, 1.0 - self.q_inf - float(self.point_masses()[1].sum())))
 
     def point_mass_error(self) -> float:
         """Bound on the total error of the atoms' Q-masses beyond a few ulp of each (an atom
@@ -728,6 +736,9 @@ class _FiniteDirection(LossDirection):
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         both = np.concatenate([self.losses[self.q > 0], self.opt_losses[self.opt_q > 0], [0.0]])
         return float(both.min()), float(both.max())
+
+    def continuous_mass(self) -> float:
+        return 0.0
 
     def atoms(self) -> tuple[float, ...]:
         both = np.concatenate([self.losses[self.q > 0], self.opt_losses[self.opt_q > 0]])

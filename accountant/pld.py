@@ -249,15 +249,25 @@ class PLD(Guarantee):
     @cached_property
     def _grid(self) -> tuple[float, int]:
         sources = [sd for d in self.directions for sd in self._sources(d, True)]
-        total = sum(c for _, c in self._sources("remove", True))
-        h_target = math.sqrt(self.tol / (GRID_CONST * total))
-        h_target = min(max(h_target, MIN_H), MAX_H)
         # memory cap: no source's initial law may need more than MAX_POINTS grid points (a
         # coarser grid is still sound, only looser)
         span = max(hi - lo for d, _ in sources for lo, hi in [d.support()])
-        h_target = max(h_target, span / MAX_POINTS)
-        max_level = max(0, int(math.log2(MAX_H / h_target)))
+
+        def width(steps: float) -> float:
+            h = math.sqrt(self.tol / (GRID_CONST * steps)) if steps > 0.0 else MAX_H
+            return max(min(max(h, MIN_H), MAX_H), span / MAX_POINTS)
+
+        h_target = width(sum(c for _, c in self._sources("remove", True)))
         quantum = _atom_quantum([a for s, _ in self.factors for d in _dirs(s) for a in d.atoms()])
+        if quantum is not None:
+            # atoms on nodes are discretised exactly: a step counts for its continuous Q-mass
+            # (Laplace x100 at eps 0.1: 4.8 steps, not 100; randomized response: none)
+            aligned = width(sum(c * max(d.continuous_mass() for d in _dirs(s))
+                                for s, c in self.factors if not isinstance(s, GaussianPair))
+                            + (self._gaussian_mu2 > 0.0))
+            if quantum >= aligned / 64:
+                h_target = aligned
+        max_level = max(0, int(math.log2(MAX_H / h_target)))
         if quantum is None or quantum < h_target / 64:
             return h_target, max_level
         block = 2 ** max_level

@@ -94,14 +94,36 @@ def test_w1_bracket_width_is_at_most_twice_the_upper_excess() -> None:
 
 def test_w3_bracket_lower_end_is_not_the_looser_one() -> None:
     # W3 T=1e3 of the accounting benchmark (truth: mpmath quadrature, issue 3): the optimistic law
-    # is coarsened one level later than the pessimistic one, because with the same schedule its
-    # error after the coarsenings of 1000 compositions is 1.15x the pessimistic one's (truth -
-    # lower 6.3e-5, upper - truth 5.5e-5)
+    # is on a grid twice finer than the pessimistic one, because on the same grid its error is
+    # the larger (truth - lower 1.7e-5, upper - truth 1.5e-5)
     pld = compose([subsample(GDP(1.0), 0.01)] * 1000)
     lo, up = pld.epsilon_bracket(1e-5)
     truth = 1.8282367
     assert lo <= truth <= up
     assert truth - lo <= up - truth
+
+
+def test_continuous_mass_is_the_q_mass_off_the_atoms() -> None:
+    # closed forms: Laplace (Lap(0,1), Lap(eps,1)) has atoms e^-eps/2 and 1/2 at -eps and eps
+    for eps in (0.1, 1.0, 5.0):
+        lap = PLD.laplace(1.0, eps).factors[0][0]
+        assert lap.remove.continuous_mass() == pytest.approx(-math.expm1(-eps) / 2, rel=1e-12)
+    assert PLD.randomized_response(1.0).factors[0][0].remove.continuous_mass() == 0.0
+    assert GaussianPair(1.0).remove.continuous_mass() == 1.0
+
+
+def test_aligned_atoms_make_a_coarser_grid_with_a_bracket_within_tol() -> None:
+    # Laplace x100 at eps 0.1 (benchmark W2, exact truth from the k-fold profile in mpmath): its
+    # atoms sit on the nodes, so the grid is chosen for 4.8 continuous steps rather than 100; the
+    # bracket still holds the truth and is within tol
+    tol = 3e-5
+    pld = PLD.laplace(10.0, tol=tol).self_compose(100)
+    h = pld._grid[0]
+    assert h > math.sqrt(tol / (1.5 * 100)) * 3
+    assert (0.1 / h) == pytest.approx(round(0.1 / h), abs=1e-9)  # atoms on nodes
+    lo, up = pld.epsilon_bracket(1e-5)
+    assert lo <= 4.22034732508036 <= up
+    assert up - lo <= tol
 
 
 def test_w5_bracket_lower_end_is_tight() -> None:
