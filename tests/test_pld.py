@@ -83,7 +83,8 @@ def test_w2_laplace_bracket() -> None:
 
 def test_laplace_single_step_matches_closed_form_profile() -> None:
     f = LaplaceTradeoff(0.7)
-    pld = PLD.laplace(1.0, sensitivity=0.7)
+    # tol (in epsilon) sets the grid: one step with continuous mass 0.25 at tol 1e-5
+    pld = PLD.laplace(1.0, sensitivity=0.7, tol=1e-5)
     for e in (-0.3, 0.0, 0.2, 0.69):
         lo, up = pld.delta_bracket(e)
         assert lo <= f.profile(e) <= up
