@@ -72,11 +72,12 @@ MAX_H = 0.05
 #: Most grid points of one mechanism's initial law (2^19 doubles: 4 MiB per array; a 10-fold
 #: composition of such laws peaks near 400 MiB).
 MAX_POINTS = 2 ** 19
-#: The optimistic laws' grid is this much finer (nested: atoms stay on nodes). Their source and
-#: coarsenings err more than connect-the-dots at equal h (the lowering below tangents, the convex
-#: hulls): on the same grid the lower end was the looser one (W3, DP-SGD T = 1e3 at tol 3e-5: truth
-#: - lower 1.7e-5 against upper - truth 1.5e-5; on the grid twice finer 2.7e-6, for 1.4x the
-#: bracket's time; W2 Laplace x100 4.5e-7 -> 2.3e-7)
+#: The optimistic laws' grid is this much finer (nested: atoms stay on nodes) when their sources
+#: stay within MAX_POINTS. Their source and coarsenings err more than connect-the-dots at equal h
+#: (the lowering below tangents, the convex hulls): on the same grid the lower end was the looser
+#: one (W3, DP-SGD T = 1e3 at tol 3e-5: truth - lower 1.7e-5 against upper - truth 1.5e-5; on the
+#: grid twice finer 2.6e-6, for 1.4x the bracket's time). W4's source (T = 1e5, 5.9e5 points at
+#: h / 2) stays on h: its finer law peaked at 539 MB, for truth - lower 1.4e-6 instead of 5.3e-6.
 OPTIMISTIC_REFINE = 2
 
 
@@ -247,11 +248,16 @@ class PLD(Guarantee):
 
     # ----- the grid --------------------------------------------------------------------------
     @cached_property
-    def _grid(self) -> tuple[float, int]:
+    def _span(self) -> float:
+        """Widest support of a mechanism discretised."""
         sources = [sd for d in self.directions for sd in self._sources(d, True)]
+        return max(hi - lo for d, _ in sources for lo, hi in [d.support()])
+
+    @cached_property
+    def _grid(self) -> tuple[float, int]:
         # memory cap: no source's initial law may need more than MAX_POINTS grid points (a
         # coarser grid is still sound, only looser)
-        span = max(hi - lo for d, _ in sources for lo, hi in [d.support()])
+        span = self._span
 
         def width(steps: float) -> float:
             h = math.sqrt(self.tol / (GRID_CONST * steps)) if steps > 0.0 else MAX_H
@@ -294,7 +300,7 @@ class PLD(Guarantee):
             h, max_level = self._grid
             if coarse:
                 h, max_level = 2 ** SCREEN_LEVELS * h, max_level - SCREEN_LEVELS
-            elif not pessimistic:
+            elif not pessimistic and self._span * OPTIMISTIC_REFINE <= MAX_POINTS * h:
                 h, max_level = h / OPTIMISTIC_REFINE, max_level + 1
             # a tail cut from each of the n mechanisms adds at most n * tail to delta
             tail = min(SOURCE_TAIL_MAX, SOURCE_TAIL_BUDGET / self.steps)
