@@ -61,8 +61,10 @@ PRECISE_RATIO = 1e-4
 DEFAULT_TOL = 3e-5
 #: Smallest tol accepted (the grid is also limited by MIN_H and MAX_POINTS below).
 MIN_TOL = 1e-9
-#: Grid constant: the connect-the-dots error grows like steps * h^2 (measured on subsampled
-#: Gaussians: about 2.5 steps h^2 in epsilon), so h0 = sqrt(tol / (GRID_CONST * steps)).
+#: Grid constant: h0 = sqrt(tol / (GRID_CONST * steps)). The discretisation error grows like
+#: steps * h^2: with coarsening delayed (``_pldgrid.COARSEN_DELAY``) the upper bound's excess
+#: measured 0.4-0.8 steps h^2 in epsilon on DP-SGD and the bracket's width 0.5-0.9, so the width is
+#: about 0.3-0.6 tol (it was 2.5 steps h^2 with coarsening from 4 copies on).
 GRID_CONST = 1.5
 MIN_H = 2e-6
 #: Q-mass cut from the tails of each continuous mechanism: at most SOURCE_TAIL_BUDGET in total.
@@ -98,11 +100,14 @@ class PLD(Guarantee):
     around the exact value; ``tradeoff`` is a sound lower bound on the composed f-DP curve.
     ``tol`` is the target width in epsilon of the bracket ``epsilon_bracket``: the grid width h is
     chosen so that the discretisation error, about GRID_CONST * steps * h^2, is tol (Gaussian
-    pairs, composed exactly first, count as one step); the lower bound's law is on a grid
-    OPTIMISTIC_REFINE times finer. The width measured is 0.14-2.7x tol on the benchmark workloads and
-    shrinks when tol does (round-off is kept far below it: ``_pldgrid._split_conv``); it is
-    larger (7-32x tol on three cases measured) for Poisson-subsampled Gaussians with sigma < 1
-    and q <= 0.01, whose lower bound is the loose side. Cost grows like 1/sqrt(tol).
+    pairs, composed exactly first, count as one step; a mechanism whose atoms sit on the nodes
+    counts for its continuous Q-mass); the lower bound's law is on a grid OPTIMISTIC_REFINE
+    times finer when its sources fit in MAX_POINTS. The width measured is 0.1-0.6x tol on the
+    benchmark workloads (W1-W5 at tol 1e-4, 3e-5, 1e-5) and shrinks when tol does (round-off is
+    kept far below it: ``_pldgrid._split_conv``); it is larger (0.7-5x tol on three cases
+    measured) for Poisson-subsampled Gaussians with sigma < 1 and q <= 0.01, whose lower bound
+    is the loose side, and erratic in tol at sigma 0.5, q 1e-3, T 1e4 (2x to 150x tol, the lower
+    end). Cost grows like 1/sqrt(tol).
     """
 
     factors: tuple[tuple[Pair, int], ...]
