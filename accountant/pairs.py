@@ -774,16 +774,23 @@ def _check_int_sensitivity(sensitivity: int) -> int:
     return check_count("sensitivity", sensitivity, high=10**6)
 
 
-def _pmf_direction(p: FloatArray, q: FloatArray) -> _FiniteDirection:
-    """The pair of two pmfs: Q-masses q at losses log(q / p). A computed loss is within u/2 (the
-    quotient) + u |l| (the log, within an ulp) of the exact one: moved up by 2 u (1 + |l|) for
-    the pessimistic atoms, down for the optimistic ones (near an atom delta(eps) ~ q (l - eps),
-    so a position error is a large relative error of delta there)."""
-    both = (p > 0) & (q > 0)
-    losses = np.log(q[both] / p[both])
+def _log_ratio(num: FloatArray, den: FloatArray, pessimistic: bool) -> FloatArray:
+    """log(num / den) moved outward by its rounding: up for a pessimistic atom set, down for an
+    optimistic one. The quotient of two values each within u/2 of exact ones errs by 3u/2 and the
+    log adds an ulp, so the computed loss is within 2 u (1 + |l|) (u = EPS_MACH) of the exact;
+    near an atom delta(eps) ~ q (l - eps), so an unmoved position error is a large relative error
+    of delta there."""
+    losses = np.log(num / den)
     err = 2.0 * EPS_MACH * (1.0 + np.abs(losses))
+    return np.asarray(losses + err if pessimistic else losses - err, dtype=np.float64)
+
+
+def _pmf_direction(p: FloatArray, q: FloatArray) -> _FiniteDirection:
+    """The pair of two pmfs: Q-masses q at losses log(q / p) (``_log_ratio``)."""
+    both = (p > 0) & (q > 0)
     inf = float(q[(p == 0) & (q > 0)].sum())
-    return _FiniteDirection(losses + err, q[both], inf, losses - err, q[both], inf,
+    return _FiniteDirection(_log_ratio(q[both], p[both], True), q[both], inf,
+                            _log_ratio(q[both], p[both], False), q[both], inf,
                             p_ninf=float(p[(q == 0) & (p > 0)].sum()))
 
 
@@ -801,25 +808,27 @@ def _density_direction(pm: FloatArray, qm: FloatArray, pess_loss: FloatArray) ->
                             float(qm[only_q].sum()))
 
 
-def _knot_atoms(alphas: FloatArray, betas: FloatArray) -> tuple[FloatArray, FloatArray, float]:
+def _knot_atoms(alphas: FloatArray, betas: FloatArray,
+                pessimistic: bool) -> tuple[FloatArray, FloatArray, float]:
     """The pair of a convex piecewise-linear curve: a segment of slope -s carries Q-mass
-    (its drop in beta) at loss log s; 1 - f(0) is the Q-mass at +inf [@dong2022gaussian, Prop. 2.2]."""
+    (its drop in beta) at loss log s, moved outward by its rounding (``_log_ratio``: the drops are
+    differences of the knots, each within u/2); 1 - f(0) is the Q-mass at +inf
+    [@dong2022gaussian, Prop. 2.2]."""
     da = np.diff(alphas)
     db = -np.diff(betas)
     ok = (db > 0) & (da > 0)
-    losses = np.log(db[ok] / da[ok])
-    return losses, db[ok], max(0.0, 1.0 - float(betas[0]))
+    return _log_ratio(db[ok], da[ok], pessimistic), db[ok], max(0.0, 1.0 - float(betas[0]))
 
 
 def envelope_direction(f: TradeoffFunction) -> _FiniteDirection:
     """Finite pair of any curve: pessimistic atoms from the sound lower envelope of f, optimistic
     ones from the chords of f (which lie above it, f being convex)."""
     env = f.lower_envelope()
-    lo, qm, inf = _knot_atoms(env.alphas, env.betas)
+    lo, qm, inf = _knot_atoms(env.alphas, env.betas, True)
     a = default_alpha_grid()
     b = np.minimum(np.asarray(f(a), dtype=np.float64) + 1e-15, 1.0 - a)
     hx, hy = lower_convex_hull(a, b)
-    olo, oqm, oinf = _knot_atoms(hx, hy)
+    olo, oqm, oinf = _knot_atoms(hx, hy, False)
     return _FiniteDirection(lo, qm, inf, olo, oqm, oinf)
 
 
@@ -866,7 +875,7 @@ def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
     if pess is None:
         p_rest = max(0.0, 1.0 - math.fsum((pq * np.exp(-pl)).tolist()))
         f = FiniteLossTradeoff.from_losses(pl, pq, q_inf=pi, p_ninf=p_rest).symmetrize()
-        lo, qm, inf = _knot_atoms(f.alphas, f.betas)
+        lo, qm, inf = _knot_atoms(f.alphas, f.betas, True)
         pess = _mirror_atoms(lo, qm, inf, True)
         if pess is None:
             raise ValueError("could not build a symmetric dominating pair for this mechanism")
@@ -1087,8 +1096,10 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
     if isinstance(f, FiniteLossTradeoff):
         return FinitePair(finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf), None, "curve")
     if isinstance(f, PiecewiseLinearTradeoff):
-        lo, qm, inf = _knot_atoms(f.alphas, f.betas)
-        return FinitePair(finite_direction(lo, qm, inf), None, "piecewise-linear curve")
+        lo, qm, inf = _knot_atoms(f.alphas, f.betas, True)
+        olo, oqm, oinf = _knot_atoms(f.alphas, f.betas, False)
+        return FinitePair(_FiniteDirection(lo, qm, inf, olo, oqm, oinf), None,
+                          "piecewise-linear curve")
     return FinitePair(envelope_direction(f), None, "sampled curve")
 
 

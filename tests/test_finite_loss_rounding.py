@@ -1,16 +1,21 @@
-"""Finite pairs whose losses are computed in floating point (log(q / p) of two pmfs, the
-subsampled loss log(1 - r + r e^l)): the pessimistic atoms must lie at or above the exact losses
-and the optimistic ones at or below, since near an atom delta(eps) ~ q (l - eps) errs relatively
-by the position error over l - eps. Goldens: exact sums in mpmath of the doubles given."""
+"""Finite pairs whose losses are computed in floating point (log(q / p) of two pmfs, log s of a
+piecewise-linear curve's slopes, the subsampled loss log(1 - r + r e^l)): the pessimistic atoms
+must lie at or above the exact losses and the optimistic ones at or below, since near an atom
+delta(eps) ~ q (l - eps) errs relatively by the position error over l - eps. Goldens: exact
+sums in mpmath of the doubles given."""
 
 from __future__ import annotations
 
+import math
+
 import mpmath
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import PureDP, compose, subsample
 from accountant.pld import PLD
+from accountant.tradeoff import PiecewiseLinearTradeoff
 
 mpf = mpmath.mpf
 
@@ -77,3 +82,52 @@ def test_without_replacement_mixed_loss() -> None:
                        for s, t in ((pp, mm), (mm, pp)))
             low, up = g.delta_bracket(eps)
             assert mpf(low) <= true <= mpf(up), (eps, low, float(true), up)
+
+
+def knots_delta(alphas: list[float], betas: list[float], eps: float) -> mpmath.mpf:
+    """max_i (1 - beta_i - e^eps alpha_i) of the knots taken as exact (the curve's profile)."""
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpf(eps))
+        return max(max(1 - mpf(b) - e * mpf(a) for a, b in zip(alphas, betas, strict=True)),
+                   mpf(0))
+
+
+def test_piecewise_linear_top_loss() -> None:
+    """A 3-knot curve whose steepest slope's computed log lies below the exact one: at eps
+    1.2e-15 below it (the finite part of delta ~1e-15 on top of 1 - f(0)) delta was 1.4e-18
+    below the exact value."""
+    alphas = [0.0, 0.20825184472808692, 1.0]
+    betas = [0.9822306700801786, 0.13470565957492509, 0.0]
+    g = PLD.from_tradeoff(PiecewiseLinearTradeoff(np.array(alphas), np.array(betas)))
+    for eps in (1.403572210493988, 1.403572210492989):
+        true = knots_delta(alphas, betas, eps)
+        low, up = g.delta_bracket(eps)
+        assert mpf(low) <= true <= mpf(up), (eps, low, float(true), up)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-3.0, 3.0), min_size=1, max_size=4), st.floats(0.5, 1.0),
+       st.integers(0, 2**32 - 1), st.sampled_from([0.0, 1e-15, 1e-12, -1e-16]))
+def test_piecewise_linear_near_atoms(log_slopes: list[float], b0: float, seed: int,
+                                     off: float) -> None:
+    """Random convex curves, at eps just below (or at) each computed loss log s: the bracket holds
+    the exact profile of the knots."""
+    rng = np.random.default_rng(seed)
+    s = np.sort(np.exp(np.asarray(log_slopes)))[::-1]
+    a = np.concatenate([[0.0], np.cumsum(rng.dirichlet(np.ones(s.size)))])
+    a[-1] = 1.0
+    drop = s * np.diff(a)
+    b = np.maximum(np.concatenate([[b0], b0 - np.cumsum(drop / drop.sum() * b0)]), 0.0)
+    try:
+        f = PiecewiseLinearTradeoff(a, b)
+    except ValueError:
+        return
+    g = PLD.from_tradeoff(f)
+    alphas, betas = f.alphas.tolist(), f.betas.tolist()
+    for slope in (-np.diff(f.betas) / np.diff(f.alphas)).tolist():
+        if slope <= 1.0:
+            continue
+        eps = math.log(slope) - off
+        true = knots_delta(alphas, betas, eps)
+        low, up = g.delta_bracket(eps)
+        assert mpf(low) <= true <= mpf(up), (eps, low, float(true), up)
