@@ -760,14 +760,17 @@ def _top_shift(losses: FloatArray, q: FloatArray, h: float) -> float:
 
 
 def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0,
-                     p_ninf: float | None = None) -> _FiniteDirection:
-    """An exact finite pair (the same atoms serve both discretisations); ``p_ninf`` is its P-mass
-    at L = -inf when known exactly."""
+                     p_ninf: float | None = None, loss_atol: float = 0.0) -> _FiniteDirection:
+    """A finite pair; ``p_ninf`` is its P-mass at L = -inf when known exactly, ``loss_atol`` the
+    absolute error of the losses given against the exact ones (``FiniteLossTradeoff``): the
+    pessimistic atoms are moved up by it and the optimistic ones down (near an atom delta(eps) ~
+    q (l - eps), so an unmoved position error is a large relative error of delta there)."""
     l_ = as_float_array("losses", losses).ravel()
     qm = as_float_array("q_masses", q).ravel()
     if l_.shape != qm.shape or (qm < 0).any() or not np.isfinite(l_).all():
         raise ValueError("losses must be finite and q_masses non-negative, of equal length")
-    return _FiniteDirection(l_, qm, float(inf), l_, qm, float(inf), p_ninf=p_ninf)
+    up, down = (l_ + loss_atol, l_ - loss_atol) if loss_atol > 0.0 else (l_, l_)
+    return _FiniteDirection(up, qm, float(inf), down, qm, float(inf), p_ninf=p_ninf)
 
 
 def _check_int_sensitivity(sensitivity: int) -> int:
@@ -998,7 +1001,8 @@ class RandomizedResponsePair(Pair):
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
         f = FiniteLossTradeoff.randomized_response(self.eps, self.k)
-        return finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf), None
+        return finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf,
+                                loss_atol=f.loss_atol), None
 
 
 @dataclass(frozen=True)
@@ -1018,7 +1022,7 @@ class ApproxDPPair(Pair):
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
         f = FiniteLossTradeoff.approx_dp(self.eps, self.delta)
-        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf), None
+        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol), None
 
 
 @dataclass(frozen=True)
@@ -1037,7 +1041,8 @@ class DiscreteLaplacePair(Pair):
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
         f = FiniteLossTradeoff.discrete_laplace(self.scale, self.sensitivity)
-        return finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf), None
+        return finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf,
+                                loss_atol=f.loss_atol), None
 
 
 @dataclass(frozen=True)
@@ -1058,7 +1063,7 @@ class DiscreteGaussianPair(Pair):
         # a 13-sigma window: the mass beyond it (< e^-84) is charged at L = +inf
         f = FiniteLossTradeoff.discrete_gaussian(Fraction(self.sigma) ** 2, self.sensitivity,
                                                  tail=PAIR_GAUSSIAN_TAIL)
-        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf), None
+        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol), None
 
 
 @dataclass(frozen=True, eq=False)
@@ -1094,7 +1099,8 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
     if isinstance(f, LaplaceTradeoff):
         return LaplacePair(f.eps)
     if isinstance(f, FiniteLossTradeoff):
-        return FinitePair(finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf), None, "curve")
+        return FinitePair(finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol),
+                          None, "curve")
     if isinstance(f, PiecewiseLinearTradeoff):
         lo, qm, inf = _knot_atoms(f.alphas, f.betas, True)
         olo, oqm, oinf = _knot_atoms(f.alphas, f.betas, False)

@@ -131,3 +131,19 @@ def test_piecewise_linear_near_atoms(log_slopes: list[float], b0: float, seed: i
         true = knots_delta(alphas, betas, eps)
         low, up = g.delta_bracket(eps)
         assert mpf(low) <= true <= mpf(up), (eps, low, float(true), up)
+
+
+def test_discrete_laplace_top_loss() -> None:
+    """PLD.discrete_laplace(scale t): two atoms at +-1/t, and 1/t is rounded once
+    (FiniteLossTradeoff's ``loss_atol``, which the PLD's pair did not read). Exact profile for
+    eps < 1/t: (1 - e^{eps - 1/t}) / (1 + e^{-1/t}) [@canonne2020discrete]. At eps = the double
+    1/0.7 the delta was 0 (exact 4.8e-17)."""
+    for t in (0.7, 1.3, 3.0, 7.77):
+        g = PLD.discrete_laplace(t)
+        with mpmath.workdps(40):
+            loss = 1 / mpf(t)
+        for eps in (1.0 / t, 1.0 / t - 2e-16, 1.0 / t - 1e-15, 0.5 / t):
+            with mpmath.workdps(40):
+                true = max((1 - mpmath.exp(mpf(eps) - loss)) / (1 + mpmath.exp(-loss)), mpf(0))
+            low, up = g.delta_bracket(eps)
+            assert mpf(low) <= true <= mpf(up), (t, eps, low, float(true), up)
