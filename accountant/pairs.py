@@ -164,6 +164,7 @@ class _TailDirection(LossDirection):
         pn = np.clip(raw, q * math.exp(-hc), q)
         x = q - pn
         atoms, atom_q = self.point_masses()
+        atoms = atoms + self.atom_error() * (1.0 if pessimistic else -1.0)
         nodes = np.zeros(g.size)
         if pessimistic:  # r = 1: the cells are those of the law's grid
             x = self._split_up(g, dg, h, q, x, errors.dx)
@@ -258,6 +259,13 @@ class _TailDirection(LossDirection):
         derived from computed tails); an optimistic law adds it to its charge (an atom's mass
         moves delta by at most itself, at every eps)."""
         return 0.0
+
+    def atom_error(self) -> FloatArray:
+        """Bounds of the rounding errors of the atoms' computed losses (``point_masses``, in
+        order): ``discretize`` moves them up by it for a pessimistic law, down for an optimistic
+        one (near an atom delta(eps) ~ q (l - eps), so a position error is a large relative error
+        of delta there). Zero where the losses are exact."""
+        return np.zeros(self.point_masses()[0].size)
 
 
 def _ndtr(x: FloatArray) -> FloatArray:
@@ -617,6 +625,17 @@ class SubsampledTailDirection(_TailDirection):
     def atoms(self) -> tuple[float, ...]:
         return tuple(float(a) for a in self.point_masses()[0])
 
+    def atom_error(self) -> FloatArray:
+        # logaddexp(log1p(-r), log r + l) cancels near 0: a few ulp of its operands, not of the
+        # result (exact at l = 0, ``_mixture_log``); its slope in l is at most 1, so the base's
+        # own position errors carry over
+        losses = self.base.point_masses()[0]
+        mixed = _mixture_log(self.rate, losses)
+        scale = abs(math.log1p(-self.rate)) + abs(math.log(self.rate))
+        err = 4.0 * EPS_MACH * (np.abs(mixed) + scale + np.abs(losses))
+        return np.asarray(np.where(losses == 0.0, 0.0, err) + self.base.atom_error(),
+                          dtype=np.float64)
+
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         base = math.log1p(-self.rate)
         hi = float(_mixture_log(self.rate, np.asarray(self.base.support(tail)[1])))
@@ -684,6 +703,12 @@ class SymmetricTailDirection(_TailDirection):
         # the rest at 0, rounded up (extra Q-mass only raises delta)
         zero = max(0.0, 1.0 - used) + 8.0 * EPS_MACH * (2.0 + lp.size)
         return np.concatenate([lp, -lp, [0.0]]), np.concatenate([qp, pp, [zero]])
+
+    def atom_error(self) -> FloatArray:
+        # the base's positive atoms and their mirror images (negation is exact); 0 is exact
+        losses = self.base.point_masses()[0]
+        err = self.base.atom_error()[losses > 0]
+        return np.concatenate([err, err, [0.0]])
 
     def point_mass_error(self) -> float:
         # the atom at 0: rounded up by 8 eps (2 + atoms), and 1 - used errs by the base's tails'

@@ -147,3 +147,44 @@ def test_discrete_laplace_top_loss() -> None:
                 true = max((1 - mpmath.exp(mpf(eps) - loss)) / (1 + mpmath.exp(-loss)), mpf(0))
             low, up = g.delta_bracket(eps)
             assert mpf(low) <= true <= mpf(up), (t, eps, low, float(true), up)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(1e-4, 0.999), st.floats(1e-3, 20.0))
+def test_subsampled_tail_atoms_are_moved_outward_by_their_rounding(r: float, eps: float) -> None:
+    # the atoms of a Poisson-subsampled Laplace pair sit at +-log(1 - r + r e^{+-eps}) (remove)
+    # and their mirror images (symmetrised), computed by a cancelling logaddexp: the positions a
+    # pessimistic law deposits must lie at or above the exact losses (mpmath, 50 digits), an
+    # optimistic law's at or below
+    g = subsample(PLD.laplace(1.0, eps), r)
+    assert isinstance(g, PLD)
+    pair = g.factors[0][0]
+    for d in (pair.remove, pair.add):
+        if d is None:
+            continue
+        losses, _ = d.point_masses()
+        err = d.atom_error()
+        exact = _exact_atoms(d, r, eps)
+        with mpmath.workdps(50):
+            for lo, e, x in zip(losses, err, exact, strict=True):
+                assert mpmath.mpf(float(lo + e)) >= x
+                assert mpmath.mpf(float(lo - e)) <= x
+
+
+def _exact_atoms(d: object, r: float, eps: float) -> list[mpmath.mpf]:
+    """The exact atom losses of a subsampled Laplace direction, in ``point_masses`` order."""
+    from accountant.pairs import SubsampledTailDirection, SymmetricTailDirection
+
+    with mpmath.workdps(50):
+        def mixed(sub: SubsampledTailDirection) -> list[mpmath.mpf]:
+            base = [mpmath.mpf(float(b)) for b in sub.base.point_masses()[0]]
+            out = [mpmath.log(1 - mpmath.mpf(r) + mpmath.mpf(r) * mpmath.exp(b)) for b in base]
+            return out if sub.direction == "remove" else [-x for x in out]
+
+        if isinstance(d, SymmetricTailDirection):
+            assert isinstance(d.base, SubsampledTailDirection)
+            base = mixed(d.base)
+            pos = [x for x, b in zip(base, d.base.point_masses()[0], strict=True) if b > 0]
+            return [*pos, *[-x for x in pos], mpmath.mpf(0)]
+        assert isinstance(d, SubsampledTailDirection)
+        return mixed(d)
