@@ -15,7 +15,6 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant._plderror import product_error
 from accountant._pldgrid import (
     OPT_REL_REF,
     GridLaw,
@@ -25,8 +24,13 @@ from accountant._pldgrid import (
     to_grid,
 )
 from accountant.pairs import SubsampledTailDirection, _GaussianDirection, _TailDirection
-from tests.test_pld_optimistic import PerturbedGaussian, exact_profile, nodes_of, sample_points
-from tests.test_pld_split import model_tails
+from tests.test_pld_optimistic import (
+    PerturbedGaussian,
+    assert_tail_errors_hold,
+    exact_profile,
+    nodes_of,
+    sample_points,
+)
 
 mpf = mpmath.mpf
 
@@ -121,16 +125,7 @@ def test_subsampled_tail_errors_hold(mu: float, rate: float, log_h: float, direc
     the upper Q-tail at its first node, near 1)."""
     d = SubsampledTailDirection(_GaussianDirection(mu), rate, direction)  # type: ignore[arg-type]
     h = 10.0 ** log_h
-    j = nodes_of(d, h, np.random.default_rng(seed), 40)
-    g = j * h
-    tails = d.tails(g)
-    errs = d.tail_errors(g, product_error(j, h), tails)
-    sq, sp, fq, fp = model_tails(d)
-    with mpmath.workdps(40):
-        for i in range(g.size):
-            e = mpf(int(j[i])) * mpf(h)
-            for t, err, exact in zip(tails, errs, (fq(e), sq(e), fp(e), sp(e)), strict=True):
-                assert abs(mpf(float(t[i])) - exact) <= err[i], (j[i], float(exact), err[i])
+    assert_tail_errors_hold(d, h, nodes_of(d, h, np.random.default_rng(seed), 40))
 
 
 def directions() -> st.SearchStrategy[_TailDirection]:
