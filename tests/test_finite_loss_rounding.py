@@ -10,6 +10,7 @@ import math
 
 import mpmath
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,23 +29,18 @@ def pmf_delta(p: list[float], q: list[float], eps: float) -> mpmath.mpf:
                    for x, y in ((p, q), (q, p)))
 
 
-def test_pmf_top_atom_rounded_up() -> None:
-    """At eps = the computed top loss log(0.7 / 0.2) the exact delta is 2.9e-17 > 0 (the double
-    lies below log 3.5); delta was 0 before the losses were moved outward."""
-    p, q = [0.7, 0.3], [0.2, 0.8]
+@pytest.mark.parametrize(("p", "q", "epss"), [
+    # at eps = the computed top loss log(0.7 / 0.2) the exact delta is 2.9e-17 > 0 (the double
+    # lies below log 3.5); delta was 0 before the losses were moved outward
+    ([0.7, 0.3], [0.2, 0.8], (1.2527629684953678, 1.2527629684953, 1.25276296849)),
+    # (0.6, 0.4) against (0.4, 0.6) at eps = 0.4 (the top atom 0.0055 above): the delta was
+    # 8.9e-15 below the exact value, more than the law's relative charge
+    ([0.6, 0.4], [0.4, 0.6], (0.4, 0.405465108108164, 0.40546510810815)),
+], ids=["top-atom", "interior"])
+def test_pmf_bracket_holds_the_exact_delta(p: list[float], q: list[float],
+                                           epss: tuple[float, ...]) -> None:
     g = PLD.from_pmfs(p, q)
-    for eps in (1.2527629684953678, 1.2527629684953, 1.25276296849):
-        true = pmf_delta(p, q, eps)
-        low, up = g.delta_bracket(eps)
-        assert mpf(low) <= true <= mpf(up), (eps, low, float(true), up)
-
-
-def test_pmf_interior_eps() -> None:
-    """(0.6, 0.4) against (0.4, 0.6) at eps = 0.4 (the top atom 0.0055 above): the delta was
-    8.9e-15 below the exact value, more than the law's relative charge."""
-    p, q = [0.6, 0.4], [0.4, 0.6]
-    g = PLD.from_pmfs(p, q)
-    for eps in (0.4, 0.405465108108164, 0.40546510810815):
+    for eps in epss:
         true = pmf_delta(p, q, eps)
         low, up = g.delta_bracket(eps)
         assert mpf(low) <= true <= mpf(up), (eps, low, float(true), up)
