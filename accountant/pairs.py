@@ -53,15 +53,20 @@ from ._pldgrid import (
     from_cells,
 )
 from .tradeoff import (
+    GAUSS_UNHELD_MASS,
     FiniteLossTradeoff,
     GaussianTradeoff,
     LaplaceTradeoff,
     PiecewiseLinearTradeoff,
     TradeoffFunction,
     default_alpha_grid,
+    gauss_log_norm,
+    gauss_masses,
 )
 
 Direction = Literal["remove", "add"]
+#: Relative error taken of finite Q-masses given without a declared bound (``_FiniteDirection``).
+MASS_RTOL = 8.0 * EPS_MACH
 #: Window of ``DiscreteGaussianPair`` in standard deviations (the PLD grid cannot use more).
 PAIR_GAUSSIAN_TAIL = 13.0
 
@@ -742,20 +747,24 @@ class _FiniteDirection(LossDirection):
     #: P-mass at L = -inf when known exactly (e.g. delta for f_{eps,delta}); None: 1 - sum of the
     #: P-masses q e^{-l}, known only up to rounding
     p_ninf: float | None = None
+    #: relative error bound of both sets' finite Q-masses against the exact ones (a declared
+    #: bound, e.g. ``FiniteLossTradeoff.mass_rtol``; 8 u for masses given without one)
+    mass_rtol: float = MASS_RTOL
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         # the grid is shifted so that the largest loss is a node: delta is then exact at and
         # above it (delta = 0 where the truth is), and k-fold compositions keep their top on a node
         if pessimistic:
-            # the masses are accurate relatively (8 u, as given) and are summed, split and
+            # the masses are accurate relatively (``mass_rtol``) and are summed, split and
             # deposited with non-negative weights: an error relative to the tail sums of at most
-            # (n + 16) u per atom count n [``_pldgrid`` module docstring, point 3]
+            # (n + 8) u + mass_rtol per atom count n [``_pldgrid`` module docstring, point 3]
             law = from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
                              pessimistic=True, slack=0.0, shift=_top_shift(self.losses, self.q, h))
-            return replace(law, tail=law.tail + (self.q.size + 16) * EPS_MACH)
-        # optimistic: the masses within 8 u of the exact ones, an error relative to the profile
+            return replace(law, tail=law.tail + ((self.q.size + 8) * EPS_MACH + self.mass_rtol))
+        # optimistic: the masses within mass_rtol of the exact ones, an error relative to the
+        # profile
         return from_atoms(h, self.opt_losses, self.opt_q, inf=self.opt_inf, q_above=0.0,
-                          pessimistic=False, rel=8 * EPS_MACH,
+                          pessimistic=False, rel=self.mass_rtol,
                           shift=_top_shift(self.opt_losses, self.opt_q, h))
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
@@ -785,17 +794,21 @@ def _top_shift(losses: FloatArray, q: FloatArray, h: float) -> float:
 
 
 def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0,
-                     p_ninf: float | None = None, loss_atol: float = 0.0) -> _FiniteDirection:
+                     p_ninf: float | None = None, loss_atol: float = 0.0,
+                     mass_rtol: float = MASS_RTOL, opt_inf: float | None = None) -> _FiniteDirection:
     """A finite pair; ``p_ninf`` is its P-mass at L = -inf when known exactly, ``loss_atol`` the
     absolute error of the losses given against the exact ones (``FiniteLossTradeoff``): the
     pessimistic atoms are moved up by it and the optimistic ones down (near an atom delta(eps) ~
-    q (l - eps), so an unmoved position error is a large relative error of delta there)."""
+    q (l - eps), so an unmoved position error is a large relative error of delta there);
+    ``mass_rtol`` the relative error of the masses; ``opt_inf`` the Q-mass at +inf of the
+    optimistic set when ``inf`` is only an upper bound of it (e.g. a window's rest)."""
     l_ = as_float_array("losses", losses).ravel()
     qm = as_float_array("q_masses", q).ravel()
     if l_.shape != qm.shape or (qm < 0).any() or not np.isfinite(l_).all():
         raise ValueError("losses must be finite and q_masses non-negative, of equal length")
     up, down = (l_ + loss_atol, l_ - loss_atol) if loss_atol > 0.0 else (l_, l_)
-    return _FiniteDirection(up, qm, float(inf), down, qm, float(inf), p_ninf=p_ninf)
+    return _FiniteDirection(up, qm, float(inf), down, qm, float(inf if opt_inf is None else opt_inf),
+                            p_ninf=p_ninf, mass_rtol=mass_rtol)
 
 
 def _check_int_sensitivity(sensitivity: int) -> int:
@@ -1085,10 +1098,13 @@ class DiscreteGaussianPair(Pair):
         object.__setattr__(self, "sensitivity", _check_int_sensitivity(self.sensitivity))
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
-        # a 13-sigma window: the mass beyond it (< e^-84) is charged at L = +inf
+        # a 13-sigma window: the mass beyond it (< e^-84) and masses not held are charged at
+        # L = +inf by the pessimistic set and dropped by the optimistic one; the masses err by the
+        # curve's declared mass_rtol (``gauss_masses``)
         f = FiniteLossTradeoff.discrete_gaussian(Fraction(self.sigma) ** 2, self.sensitivity,
                                                  tail=PAIR_GAUSSIAN_TAIL)
-        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol), None
+        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol,
+                                mass_rtol=f.mass_rtol, opt_inf=0.0), None
 
 
 @dataclass(frozen=True, eq=False)
@@ -1124,8 +1140,9 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
     if isinstance(f, LaplaceTradeoff):
         return LaplacePair(f.eps)
     if isinstance(f, FiniteLossTradeoff):
-        return FinitePair(finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol),
-                          None, "curve")
+        # the declared mass error, or the default where the constructor declares less
+        return FinitePair(finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol,
+                                           mass_rtol=max(f.mass_rtol, MASS_RTOL)), None, "curve")
     if isinstance(f, PiecewiseLinearTradeoff):
         lo, qm, inf = _knot_atoms(f.alphas, f.betas, True)
         olo, oqm, oinf = _knot_atoms(f.alphas, f.betas, False)
@@ -1428,7 +1445,8 @@ class TruncatedDiscreteGaussianPair(Pair):
     (m = ``bound``), against its shift by the integer sensitivity Delta; symmetric (y -> Delta - y
     swaps them). Exact finite pair: L = (2 Delta y - Delta^2)/(2 sigma^2) on the overlap
     Delta - m <= y <= m, and the Q-mass at m < y <= m + Delta (where P is 0) at L = +inf.
-    Losses are rounded outward by their float error and masses by 8 ulp."""
+    Losses are moved outward by their float error; the masses' error (``gauss_masses``) is
+    declared, and masses below the normal range are charged at +inf (pessimistic) or dropped."""
 
     sigma: float
     bound: int
@@ -1443,16 +1461,19 @@ class TruncatedDiscreteGaussianPair(Pair):
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
         m, d, s2 = self.bound, self.sensitivity, self.sigma ** 2
-        k = np.arange(-m, m + 1, dtype=np.float64)
-        log_w = -(k * k) / (2.0 * s2)
-        log_z = float(special.logsumexp(log_w))
+        log_z, log_z_err = gauss_log_norm(m, s2)  # the normaliser of the window, exactly
         y = np.arange(d - m, m + 1, dtype=np.float64)  # the overlap (empty when d > 2m)
         losses = (2.0 * d * y - float(d) ** 2) / (2.0 * s2)
-        q = np.exp(-((y - d) ** 2) / (2.0 * s2) - log_z)
-        # Q-mass where P is 0: y - d in [max(m - d + 1, -m), m]
-        inf = float(np.exp(special.logsumexp(log_w[max(2 * m - d + 1, 0):]) - log_z))
-        up, down = 1.0 + 8 * EPS_MACH, 1.0 - 8 * EPS_MACH
+        q, rtol = gauss_masses(y - d, s2, log_z, log_z_err)
+        # Q-mass where P is 0: y - d in [max(m - d + 1, -m), m], summed correctly rounded; up
+        # (pessimistic, with the masses not held) and down (optimistic) by its error
+        out, r_out = gauss_masses(np.arange(max(m - d + 1, -m), m + 1, dtype=np.float64), s2,
+                                  log_z, log_z_err)
+        inf = math.fsum(out.tolist())
+        unheld = (np.count_nonzero(q == 0.0) + np.count_nonzero(out == 0.0)) * GAUSS_UNHELD_MASS
+        inf_up = min(1.0, math.nextafter(inf * (1.0 + r_out + 4.0 * EPS_MACH) + unheld, 1.0))
+        inf_down = inf * (1.0 - r_out - 4.0 * EPS_MACH)
+        # losses: 8 u max|L| (``FiniteLossTradeoff.discrete_gaussian``); masses: ``gauss_masses``
         atol = 4 * EPS_MACH * (float(np.abs(losses).max()) if losses.size else 0.0)
-        inf_up = min(1.0, inf * up)
-        return _FiniteDirection(losses + atol, q * up, inf_up, losses - atol, q * down,
-                                inf * down, p_ninf=inf), None
+        return _FiniteDirection(losses + atol, q, inf_up, losses - atol, q, inf_down, p_ninf=inf,
+                                mass_rtol=rtol), None

@@ -199,7 +199,8 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
         # rounding charged outward: masses (a few ulp relative) and losses (a few ulp of the
         # operands, ``loss_err``) are moved up for the pessimistic set, down for the optimistic
         # one, and the absolute error of the rest 1 - sum(p) (one ulp per atom) is added at the
-        # top loss, which keeps delta exactly 0 above the support (no mass at +inf)
+        # top loss, which keeps delta exactly 0 above the support (no mass at +inf); the base's
+        # mass error carries over to the mixtures (non-negative combinations)
         up, down = 1.0 + 16.0 * EPS_MACH, 1.0 - 16.0 * EPS_MACH
         pl = pl + loss_err(pl, sets[0][0])
         pq = pq * up
@@ -208,7 +209,8 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
         ol = ol - loss_err(ol, sets[1][0])
         # P-mass at -inf: none under remove (the mixture covers P); r Q(+inf) under add
         known = None if base.p_ninf is None else (0.0 if fn is remove else r * sets[0][3])
-        out.append(_FiniteDirection(pl, pq, pi * up, ol, oq * down, oi * down, p_ninf=known))
+        out.append(_FiniteDirection(pl, pq, pi * up, ol, oq * down, oi * down, p_ninf=known,
+                                    mass_rtol=base.mass_rtol))
     return out[0], out[1]
 
 

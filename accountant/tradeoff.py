@@ -588,19 +588,32 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         where the loss is log(q/p)(y) = (2 shift y - shift^2)/(2 sigma2); the Q-mass outside the
         window goes to L = +inf and the P-mass outside to L = -inf, so the pair is a post-processing
         of this one and the curve a sound lower bound (pessimistic by less than exp(-tail^2/2)).
-        Each loss is rounded once, and charged outward (``loss_atol``).
+
+        Declared errors: the masses' (Q and P, both computed in log space) ``mass_rtol`` from
+        ``gauss_masses``, which counts the error of the exponent's argument (hundreds of ulp where
+        it is large), of log Z, and of the normaliser summed over the window only; masses below
+        the normal range are not held and charged, at most ``GAUSS_UNHELD_MASS`` each, at +inf
+        (Q) and -inf (P), as the window's rest is. Each loss is 2 shift y - shift^2 (exact, or
+        three roundings of terms at most 3 max|L| 2 sigma2) over 2 sigma2 (sigma2 rounded, the
+        quotient rounded): within 6u max|L| (1 + 5u) [@higham2002accuracy, Lemma 3.1], charged
+        as ``loss_atol`` = 8u max|L|.
         """
         shift = check_count("shift", shift, low=0)
         tail = check_real("tail", tail, low=1.0, high=64.0)
         if shift == 0:
             return cls.from_losses([0.0], [1.0])
-        y, s2, log_z, log_tail = _discrete_gaussian_window(_check_sigma2(sigma2), shift, tail)
+        y, s2, log_z, log_z_err, outside = _discrete_gaussian_window(_check_sigma2(sigma2), shift, tail)
         yf = y.astype(np.float64)
         losses = (2.0 * shift * yf - float(shift) ** 2) / (2.0 * s2)
-        q = np.exp(-((yf - shift) ** 2) / (2.0 * s2) - log_z)
-        outside = 2.0 * math.exp(log_tail)
-        atol = 4.0 * _U * float(np.max(np.abs(losses)))
-        return cls.from_losses(losses, q, q_inf=outside, p_ninf=outside, loss_atol=atol,
+        q, q_rtol = gauss_masses(yf - shift, s2, log_z, log_z_err, excess=outside)
+        p, p_rtol = gauss_masses(yf, s2, log_z, log_z_err, excess=outside)
+        # the window's rest and the masses not held, each rounded up (to the next double)
+        q_inf = math.nextafter(outside + np.count_nonzero(q == 0.0) * GAUSS_UNHELD_MASS, 1.0)
+        p_ninf = math.nextafter(outside + np.count_nonzero(p == 0.0) * GAUSS_UNHELD_MASS, 1.0)
+        atol = 8.0 * _U * float(np.max(np.abs(losses)))
+        return cls.from_losses(losses, q, q_inf=q_inf, p_ninf=p_ninf, p_masses=p,
+                               mass_rtol=max(q_rtol, p_rtol),
+                               loss_atol=atol,
                                label=f"discrete Gaussian(sigma^2={s2:.6g}, shift={shift})")
 
     @classmethod
@@ -795,18 +808,76 @@ def discrete_gaussian_window(sigma2: float | Fraction, tail: float = DISCRETE_GA
     return math.isqrt(math.ceil(_check_sigma2(sigma2, None) * Fraction(tail) ** 2)) + 1
 
 
+#: Relative error of numpy's exp and log1p on doubles in the normal range: 4 ulp, the largest error of
+#: its SIMD (SVML) kernels (numpy PR 19478; glibc's are below 1 ulp), and an ulp is at most 2u |x|.
+_ELEM_REL = 8.0 * _U
+#: gamma_3 / (1 - gamma_3) [@higham2002accuracy, Lemma 3.1]: a = j^2 / (2 s2) with s2 = sigma2
+#: rounded, j*j and the quotient rounded (doubling is exact) errs by gamma_3 a / (1 - gamma_3)
+#: relative to the computed a.
+_GAUSS_EXPONENT_REL = 3.0 * _U / (1.0 - 3.0 * _U) / (1.0 - 3.0 * _U / (1.0 - 3.0 * _U))
+#: Bound on an exact mass whose computed value is below the normal range (2^-1022): exp is not
+#: relatively accurate there, so such masses are not held (0) and charged at +-inf instead.
+GAUSS_UNHELD_MASS = 2.0 ** -1020
+
+
+def gauss_log_norm(m: int, s2: float) -> tuple[float, float]:
+    """log Z for Z = sum_{|j| <= m} exp(-j^2/(2 sigma2)) (s2: sigma2 rounded to a double), and a
+    bound on the absolute error of the value returned [@higham2002accuracy, Lemma 3.1].
+
+    Z = 1 + 2 S with S = sum_{j=1}^m e^{-a_j}: each computed term errs relatively by at most
+    gamma_3' a_j (the exponent, ``_GAUSS_EXPONENT_REL``) plus 4 ulp (exp), or absolutely by
+    2^-1070 when it is subnormal; S is summed correctly rounded (``math.fsum``, u); log1p has
+    slope <= 1 on [0, inf) and adds 4 ulp of its value. The error sum is taken with 0.1% margin
+    for its own rounding."""
+    j = np.arange(1, m + 1, dtype=np.float64)
+    a = j * j / (2.0 * s2)
+    t = np.exp(-a)
+    s = math.fsum(t.tolist())
+    err_s = 1.001 * (float(np.sum(t * (_GAUSS_EXPONENT_REL * a + _ELEM_REL))) + _U * s) \
+        + m * 2.0 ** -1070
+    log_z = math.log1p(2.0 * s)
+    return log_z, 1.001 * (2.0 * err_s + _ELEM_REL * log_z)
+
+
+def gauss_masses(d: FloatArray, s2: float, log_z: float, log_z_err: float,
+                 excess: float = 0.0) -> tuple[FloatArray, float]:
+    """The masses exp(-d^2/(2 sigma2) - log Z) at the integers ``d`` (log Z from ``gauss_log_norm``
+    with its error ``log_z_err``; ``excess`` bounds Z'/Z - 1 when the masses stand for
+    exp(-d^2/(2 sigma2)) / Z' with a larger normaliser Z'), and r: every mass returned is within
+    r relatively of the exact one, except those below the normal range, returned as 0, whose
+    exact values are below ``GAUSS_UNHELD_MASS``.
+
+    Why: the argument -a - log_z (a = d^2/(2 s2)) errs absolutely by
+    eta(a) = gamma_3' a + u (a + log_z) + log_z_err [@higham2002accuracy, Lemma 3.1; the
+    subtraction's rounding is relative to a + log_z], so the mass by a factor e^{+-eta}, times
+    exp's 4 ulp, times Z'/Z in [1, 1 + excess]: r = expm1(eta(max a) + 8u + excess), with 0.1%
+    margin. For a ~ 700 eta is ~ 4 u a, some 2800 u: far above the 8 u that finite pairs assume
+    of masses given without a declared error."""
+    a = d * d / (2.0 * s2)
+    mass = np.exp(-a - log_z)
+    mass = np.where(mass >= 2.0 ** -1022, mass, 0.0)
+    top = float(a.max()) if a.size else 0.0
+    eta = _GAUSS_EXPONENT_REL * top + _U * (top + log_z) * (1.0 + 2.0 * _U) + log_z_err
+    return mass, 1.001 * math.expm1(eta + 1.001 * _ELEM_REL + excess)
+
+
 def _discrete_gaussian_window(sigma2: Fraction, shift: int,
-                              tail: float) -> tuple[NDArray[np.int64], float, float, float]:
-    """Support window [-m, shift + m], sigma2 as a float, log Z of N_Z(0, sigma2) (summed over
-    [-m, m]: the rest is below exp(-tail^2/2) relatively), and an upper bound on
-    log P(Y > m) = log P(Y < -m)."""
+                              tail: float) -> tuple[NDArray[np.int64], float, float, float, float]:
+    """Support window [-m, shift + m], sigma2 as a float, log Z of N_Z(0, sigma2) summed over
+    [-m, m] with its error bound (``gauss_log_norm``; the rest is below exp(-tail^2/2)
+    relatively), and an upper bound on Q's mass outside the window, 2 P(Y > m).
+
+    sum_{y > m} e^{-y^2/(2 sigma2)} <= e^{-m^2/(2 sigma2)} e^{-m/sigma2} / (1 - e^{-m/sigma2});
+    the bound computed leaves out the factor e^{-m/sigma2}, so it exceeds the sum by a factor
+    e^{m/sigma2} >= 1 + tail/sigma >= 1 + 3e-5 (sigma2 <= 2^30): far more than the rounding of its
+    log (~1e-12) and of exp (4 ulp). Below 2^-1022 (log below -708) exp is not relatively
+    accurate; the rest is then below 2^-1020, which is used."""
     m = discrete_gaussian_window(sigma2, tail)
     s2 = float(sigma2)
-    j = np.arange(-m, m + 1, dtype=np.float64)
-    log_z = float(special.logsumexp(-(j * j) / (2.0 * s2)))
-    # sum_{y > m} exp(-y^2/(2 s2)) <= exp(-m^2/(2 s2)) / (1 - exp(-m/s2)), and Z >= 1
-    log_tail = -(m * m) / (2.0 * s2) - math.log(-math.expm1(-m / s2)) - log_z
-    return np.arange(-m, shift + m + 1, dtype=np.int64), s2, log_z, log_tail
+    log_z, log_z_err = gauss_log_norm(m, s2)
+    log_tail = math.log(2.0) - (m * m) / (2.0 * s2) - math.log(-math.expm1(-m / s2)) - log_z
+    outside = 2.0 ** -1020 if log_tail < -708.0 else math.exp(log_tail)
+    return np.arange(-m, shift + m + 1, dtype=np.int64), s2, log_z, log_z_err, outside
 
 
 def discrete_gaussian_is_gdp(shift: int, sigma2: int | Fraction, mu: float) -> bool:
@@ -828,7 +899,7 @@ def discrete_gaussian_is_gdp(shift: int, sigma2: int | Fraction, mu: float) -> b
 def _discrete_gaussian_is_gdp(shift: int, sigma2: Fraction, mu: float) -> bool:
     if shift == 0:
         return True
-    y, s2, log_z, _ = _discrete_gaussian_window(sigma2, shift, DISCRETE_GAUSSIAN_TAIL)
+    y, s2, log_z, _, _ = _discrete_gaussian_window(sigma2, shift, DISCRETE_GAUSSIAN_TAIL)
     m = -int(y[0])
     # log P(Y = j) for j in [-m - shift - 1, shift + m]
     j = np.arange(-m - shift - 1, shift + m + 1, dtype=np.float64)
