@@ -912,15 +912,20 @@ def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
     min(f, f^{-1})**, below both [@dong2022gaussian, Sec. 4.1].
     """
     (pl, pq, pi), (ol, oq, oi) = d.proper_pairs()
-    pess = _mirror_atoms(pl, pq, pi, True)
+    # masses with a declared error beyond the MASS_RTOL the construction assumes of its input are
+    # raised (pessimistic) and lowered (optimistic) by it: those of a pair whose Q-law above 0
+    # dominates d's (is dominated by d's), so its symmetric pair dominates (is dominated) too
+    r = d.mass_rtol if d.mass_rtol > MASS_RTOL else 0.0
+    pess = _mirror_atoms(pl, pq * (1.0 + r), pi, True)
     if pess is None:
         p_rest = max(0.0, 1.0 - math.fsum((pq * np.exp(-pl)).tolist()))
-        f = FiniteLossTradeoff.from_losses(pl, pq, q_inf=pi, p_ninf=p_rest).symmetrize()
+        f = FiniteLossTradeoff.from_losses(pl, pq, q_inf=pi, p_ninf=p_rest,
+                                           mass_rtol=r).symmetrize()
         lo, qm, inf = _knot_atoms(f.alphas, f.betas, True)
         pess = _mirror_atoms(lo, qm, inf, True)
         if pess is None:
             raise ValueError("could not build a symmetric dominating pair for this mechanism")
-    opt = _mirror_atoms(ol, oq, oi, False)
+    opt = _mirror_atoms(ol, oq * (1.0 - r), oi, False)
     assert opt is not None
     # symmetric: the P-mass at -inf is the Q-mass at +inf
     return _FiniteDirection(*pess, *opt, p_ninf=pess[2] if pess[2] == opt[2] else None)
