@@ -351,8 +351,9 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     M_i = m_i - E1 (c_{i+1} - c_i) + E2 (c_i - c_{i-1}) (E1 = 1/(e^h - 1), E2 = 1/(1 - e^{-h});
     at y = 0 the chord from R's mass: M_0's last term is c_0), within 3 u of m_i plus sigma_i =
     12 u (|E1 dc| + |E2 dc|), whose profile at J (``node_profile``) is charged at J; the hull
-    (``_convexify``) lowers F~ up to its charge; the final products round within u and clipped
-    negatives add ``neg``. With E_J = (1 + gamma) node_J + cpart_J (gamma = CONSTRUCTION_REL and
+    (``_convexify``) lowers F~ up to its charge, node by node (added to E_J); the final products
+    round within u and clipped negatives add ``neg``. With E_J = (1 + gamma) node_J + cpart_J +
+    hull_J (gamma = CONSTRUCTION_REL and
     ``errors.rel``), F~_J <= (1 + gamma)(D_J - c_J) + E_J + gamma c_J + (hull, neg), and
     ``relative_split`` turns E_J <= t' D_J + excess_J (D_J bounded below from the computed
     profile d) into t = gamma + t' and s = max_J (excess_J + t c_J) + (hull, neg).
@@ -448,19 +449,22 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     sigma = 12.0 * EPS_MACH / 2.0 * (np.abs(down) + np.abs(up)) * (1.0 + 1e-9)
     cpart = node_profile(sigma, h)
     xs, xs_err = node_exponentials(n + 1, h)
-    jumps, hull_err = _convexify(xs, pre / xs, xs_err)
+    jumps, hull = _convexify(xs, pre / xs, h, xs_err)
     masses = xs * jumps
     neg = float(-masses[masses < 0].sum())
     masses = np.maximum(masses, 0.0)
-    # the nodes' error bounds E_J (y = 0 first: R's Q-mass above the first node, ``total``)
+    # the nodes' error bounds E_J (y = 0 first: R's Q-mass above the first node, ``total``); the
+    # hull's round-off node by node (relative where the profile allows it, ``relative_split``)
     u = EPS_MACH / 2.0
-    err = np.concatenate([[(1.0 + gamma) * errors.total + (1.0 + u) * float(np.sum(sigma))],
-                          np.where(capped, 0.0, (1.0 + gamma) * node_err + (1.0 + u) * cpart)])
+    err = np.concatenate([[(1.0 + gamma) * errors.total + (1.0 + u) * float(np.sum(sigma))
+                           + (1.0 + u) * hull.zero],
+                          np.where(capped, 0.0, (1.0 + gamma) * node_err + (1.0 + u) * cpart)
+                          + (1.0 + u) * hull.nodes])
     held = float(np.sum(q) + np.sum(nodes)) * (1.0 - EPS_MACH * (n + 4))
     low = np.concatenate([[held / (1.0 + errors.rel) - errors.total],
                           np.where(capped, 0.0, low)])
     lowered = np.concatenate([[0.0], np.where(capped, 0.0, c)])
-    fixed = (1.0 + u) * (float(np.max(cap_err + cpart * capped)) + hull_err) + 2.0 * neg
+    fixed = (1.0 + u) * (float(np.max(cap_err + cpart * capped)) + hull.sup) + 2.0 * neg
     # two splits: relative where it can (``relative_split``), and all absolute (t = gamma; what
     # suits large deltas); the reference's own model and its ``alt`` (or own) carry them
     t_rel, s_rel = relative_split(err, low, lowered)
@@ -483,44 +487,76 @@ def node_exponentials(size: int, h: float) -> tuple[FloatArray, float]:
     return xs, (EPS_MACH / 2.0 + EPS_EXT * (size * h + 4.0)) * 1.01
 
 
-def _convexify(xs: FloatArray, jumps: FloatArray,
-               xs_err: float = 0.0) -> tuple[FloatArray, float]:
-    """``_hull_passes`` for a law's masses xs_i jumps_i on nodes y_i = xs_i (1 + xi_i),
-    |xi_i| <= ``xs_err``: the hull is taken for knots xs, and the law's profile at node y_k is
-    sum_{i > k} jumps_i (1 + xi_i)(y_i - y_k) = F(xs_k) + y_k sum_{i > k} jumps_i (xi_k - xi_i),
-    F the function of knots xs; so the hull's change of jumps, dj, moves the profile at the nodes
-    (linear between them) by F's change (at most the passes' charge) plus at most
-    2 xs_err sum_i |dj_i| xs_i (1 + xs_err), charged here."""
-    out, err = _hull_passes(xs, jumps)
-    if xs_err > 0.0 and err > 0.0:
-        moved = float(np.sum(np.abs(out - jumps) * xs))
-        err += 2.0 * xs_err * (1.0 + xs_err) * moved * (1.0 + 1e-9)
-    return out, err
+class HullErrors(NamedTuple):
+    """Round-off bounds of ``_convexify`` on the profile P(y) = sum_i jumps_i (xs_i - y)_+ of its
+    result: ``nodes[k]`` at y = xs_k, ``zero`` at y = 0, plus ``sup`` at every y."""
+
+    nodes: FloatArray
+    zero: float
+    sup: float
 
 
-def _hull_passes(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
+def _convexify(xs: FloatArray, jumps: FloatArray, h: float,
+               xs_err: float = 0.0) -> tuple[FloatArray, HullErrors]:
+    """``_hull_passes`` for a law's masses xs_i jumps_i on nodes y_i = xs_i (1 + xi_i), xs_i
+    computed as e^{i h} within |xi_i| <= ``xs_err``: the hull is taken for knots xs, and the law's
+    profile at node y_k is sum_{i > k} jumps_i (1 + xi_i)(y_i - y_k) = F(xs_k) + y_k sum_{i > k}
+    jumps_i (xi_k - xi_i), F the function of knots xs; so the hull's change of jumps, dj, moves
+    the profile at node k by F's change (the passes' bound) plus at most 2 xs_err (1 + xs_err)^2
+    xs_k sum_{i > k} |dj_i|.
+
+    The passes' bound sum_{i > k} w_i (xs_i - xs_k) (``_hull_passes``) is evaluated by
+    ``node_profile`` with exact exponentials e^{(k - i) h} in place of xs_k / xs_i (within
+    2 xs_err of it, so 2 xs_err (1 + xs_err)^2 xs_k sum_{i > k} w_i is added)."""
+    out, w, sup = _hull_passes(xs, jumps)
+    n = xs.size
+    nodes = np.zeros(n)
+    zero = 0.0
+    if w.any():
+        wx = w * xs
+        tail_w = np.concatenate([np.cumsum(w[::-1])[::-1][1:], [0.0]])
+        nodes = (node_profile(wx * (1.0 + 4.0 * EPS_MACH), h) * (1.0 + 1e-9)
+                 + (2.0 * xs_err + 4.0 * EPS_MACH) * (1.0 + xs_err) ** 2 * xs * tail_w * 1.01)
+        zero = float(np.sum(wx)) * (1.0 + 1e-9)
+    if xs_err > 0.0:
+        dj = np.abs(out - jumps)
+        tail_dj = np.concatenate([np.cumsum(dj[::-1])[::-1][1:], [0.0]])
+        nodes = nodes + 2.0 * xs_err * (1.0 + xs_err) ** 2 * xs * tail_dj * (1.0 + 1e-9)
+    return out, HullErrors(np.asarray(nodes, dtype=np.float64), zero, sup)
+
+
+def _hull_passes(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, FloatArray, float]:
     """Lower convex hull of a piecewise-linear function given by its slope jumps at ``xs`` (its
     value at 0 fixed): each vertex with a negative jump (a concave kink) is replaced by the chord of
     its kept neighbours, which lowers the function; every other kink of each run of adjacent ones
     is removed at once (a run of r kinks takes about log2(r) passes; before, one pass per kink,
     and lattice laws on fine grids have runs of hundreds). If kinks remain after
     CONVEXIFY_PASSES passes the hull of the kept vertices is taken at once (``_hull_jumps``).
-    Returns the jumps and a bound on the round-off of the passes and of the hull as an error on
-    delta: the chord operations and the hull are 1-Lipschitz in the sup norm, so the rounding
-    errors of the passes add up. A move of a share s from a kink to its neighbours l < r errs on
-    the function by at most 12 u |s| x_r (w to 3 u, 1 - w to 3 u absolute, the products, the
-    sums of the shares and the additions' share) plus 2 u |j| x at each node it changes (the two
-    additions to its old jump): up to 1e4 u of the function's scale where shares travel far to
-    the right (hypothesis found 2.6e-12 of it), which was not charged before."""
+
+    Returns the jumps, weights w >= 0 and a bound ``sup``: the round-off of the passes errs on the
+    function P(y) = sum_i jumps_i (xs_i - y)_+ by at most sum_i w_i (xs_i - y)_+ at every y, and
+    the hull taken at once (when it is) by ``sup`` more. A move of a share s from a kink to its
+    neighbours l < r errs on the jumps at l and r by at most 12 u |s| in all (w to 3 u, 1 - w to
+    3 u absolute, the products, the sums of the shares and the additions' share), an error on P
+    within 12 u |s| (xs_r - y)_+, plus 2 u |j| at each node it changes (the two additions to its
+    old jump): those are added to w at r and at the nodes changed. A chord replaces P on [l, r]
+    by the line through its values at l and r; applied to the error bound it moves w_cur to l and
+    r in the same shares, which keeps the bound outside (l, r) and makes it the line inside, so
+    the bound holds node by node through the passes (the rounded shares change it by at most
+    3 u w_cur (xs_r - y)_+, added at r). Before, the passes' round-off was one absolute charge
+    (up to 1e4 u of the function's scale where shares travel far to the right; hypothesis found
+    2.6e-12 of it), which set the floor of an optimistic law's lower bound at small deltas. The
+    hull taken at once is 1-Lipschitz in the sup norm only: there the passes' bound is folded
+    into ``sup`` at its largest, y = 0."""
     u = 0.5 * EPS_MACH
     j = jumps.copy()
+    w_err = np.zeros(j.size)
     kept = np.ones(j.size, dtype=bool)
-    err = 0.0
     for _ in range(CONVEXIFY_PASSES):
         idx = np.flatnonzero(kept)
         neg = j[idx] < 0.0
         if not neg.any():
-            return np.asarray(j, dtype=np.float64), err * (1.0 + 1e-9)
+            break
         # every other kink of each run of adjacent concave kinks (its 1st, 3rd, ...): their kept
         # neighbours stay, so the chords are independent and a run halves at each pass
         ar = np.arange(idx.size)
@@ -530,27 +566,35 @@ def _hull_passes(xs: FloatArray, jumps: FloatArray) -> tuple[FloatArray, float]:
         if pos.size == 0:
             # only the last node is left (a rounding-level negative): clipped by the caller,
             # which adds it to the slack
-            return np.asarray(j, dtype=np.float64), err * (1.0 + 1e-9)
+            break
         cur = idx[pos]
         right = idx[pos + 1]
         left_pos = pos - 1
         x_left = np.where(left_pos >= 0, xs[idx[np.maximum(left_pos, 0)]], 0.0)
-        w = (xs[right] - xs[cur]) / (xs[right] - x_left)
+        wt = (xs[right] - xs[cur]) / (xs[right] - x_left)
         share = j[cur]
         has_left = left_pos >= 0
-        touched = np.concatenate([idx[left_pos[has_left]], right])
-        err += (12.0 * u * float(np.sum(np.abs(share) * xs[right]))
-                + 2.0 * u * float(np.sum(np.abs(j[touched]) * xs[touched])))
-        j += np.bincount(idx[left_pos[has_left]], weights=share[has_left] * w[has_left],
-                         minlength=j.size)
-        j += np.bincount(right, weights=share * (1.0 - w), minlength=j.size)
+        left = idx[left_pos[has_left]]
+        touched = np.concatenate([left, right])
+        w_cur = w_err[cur]
+        moved = (12.0 * u * np.abs(share) + 4.0 * u * w_cur) * (1.0 + 1e-9)
+        w_err += np.bincount(touched, weights=2.0 * u * np.abs(j[touched]), minlength=j.size)
+        w_err += np.bincount(left, weights=w_cur[has_left] * wt[has_left], minlength=j.size)
+        w_err += np.bincount(right, weights=w_cur * (1.0 - wt) + moved, minlength=j.size)
+        w_err[cur] = 0.0
+        j += np.bincount(left, weights=share[has_left] * wt[has_left], minlength=j.size)
+        j += np.bincount(right, weights=share * (1.0 - wt), minlength=j.size)
         j[cur] = 0.0
         kept[cur] = False
-    # the values are sums of at most 2 n terms of size <= sum |j| xs, summed in extended precision
-    # (recursive summation: error below 2 n u_ext of it [@higham2002accuracy, Sec. 4.2]) and
-    # rounded to double (u of it); the hull's choices only lower them
-    bound = 4.0 * j.size * EPS_EXT + 4.0 * EPS_MACH
-    return _hull_jumps(xs, j, kept), (err + bound * float(np.sum(np.abs(j) * xs))) * (1.0 + 1e-9)
+    else:
+        # the values are sums of at most 2 n terms of size <= sum |j| xs, summed in extended
+        # precision (recursive summation: error below 2 n u_ext of it [@higham2002accuracy,
+        # Sec. 4.2]) and rounded to double (u of it); the hull's choices only lower them
+        bound = 4.0 * j.size * EPS_EXT + 4.0 * EPS_MACH
+        sup = float(np.sum(w_err * xs)) + bound * float(np.sum(np.abs(j) * xs))
+        return _hull_jumps(xs, j, kept), np.zeros(j.size), sup * (1.0 + 1e-9)
+    # the weights' own sums (non-negative terms, a few per node and pass) round up by the margin
+    return np.asarray(j, dtype=np.float64), w_err * (1.0 + 1e-9), 0.0
 
 
 #: vectorised passes of ``_convexify`` before it takes the hull vertex by vertex
@@ -601,6 +645,39 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
     return float((moved * (bottom[on] if pessimistic else top[on])).sum())
 
 
+def atom_position_errors(h: float, j0: int, size: int, losses: FloatArray, qm: FloatArray,
+                         err: FloatArray) -> FloatArray:
+    """Upper bounds, at the nodes g_J = (j0 + J) h (J < size), of the rise of an optimistic law's
+    profile caused by atoms held above their exact positions: atoms ``losses`` (Q-masses ``qm``)
+    each within err_a of its exact position p*, and moved up by h - t more when ``deposit_atoms``
+    puts it on the node above (t its computed place in its cell, h - t <= 1e-9 h, within 2 u h of
+    the exact difference). With E_a that total, an atom held at p <= p* + E_a raises the profile
+    at y = e^g by qm ((1 - e^{g - p})_+ - (1 - e^{g - p*})_+) <= qm E_a min(1, e^{g - p*}), and
+    not at all where g >= p; so at most qm_a E_a min(1, e^{g - l_a + 2 E_a}) at the nodes below
+    the held position (l_a the computed loss). Below it the profile holds the atom's own share
+    qm (1 - e^{g - p}) >= qm (1 - e^{-h}), so the bound is relative there, about E_a / h
+    (``relative_split``); before, it was one absolute charge sum_a qm_a E_a. Summed from the top
+    as node_J = w_J + e^{-h} node_{J+1} (w_J from the atoms whose highest node below is J):
+    non-negative terms, padded for their roundings."""
+    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
+
+    keep = qm > 0
+    losses, qm, err = losses[keep], qm[keep], err[keep]
+    # the highest node below the held position, as placed by ``deposit_atoms``, and the move up
+    cell = np.ceil(losses / h).astype(np.int64) - 1
+    t = np.clip(losses - cell * h, 0.0, h)
+    up = t >= h * (1 - 1e-9)
+    e_a = err + np.where(up, (h - t) * (1.0 + 4.0 * EPS_MACH) + 2.0 * EPS_MACH * h, 0.0)
+    start = np.where(up, cell, np.where(t <= h * 1e-9, cell - 1, cell)) - j0
+    inside = start >= 0
+    start = np.minimum(start[inside], size - 1)
+    below = (j0 + start) * h - losses[inside]  # g_J - l_a there (<= h 1e-9)
+    w = np.bincount(start, weights=qm[inside] * e_a[inside]
+                    * np.exp(np.minimum(below + 2.0 * e_a[inside], 0.0)), minlength=size)
+    out = signal.lfilter([1.0], [1.0, -math.exp(-h)], w[::-1])[::-1]
+    return np.asarray(out * (1.0 + 2.0 * EPS_MACH * (size + 4)) * (1.0 + 1e-6), dtype=np.float64)
+
+
 def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_above: float,
                pessimistic: bool, slack: float = 0.0, shift: float = 0.0,
                rel: float = 0.0) -> GridLaw:
@@ -617,15 +694,19 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
     n = r * (math.ceil(float(losses.max()) / h) + 1 - j0)
     q, pn, x, nodes = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n + 1)
     extra = deposit_atoms(h / r, r * j0, losses, qm, q, pn, x, nodes, pessimistic)
-    # optimistic: the contents are sums of at most qm.size products, each within 3 u; an atom's
-    # position (l - shift, then t = l - g) within 2 u (|l - shift| + h) of the exact one (a move
-    # up by it raises delta by at most the atom's mass times it)
     k = qm.size + 8
-    if not pessimistic:
-        extra += float(np.sum(qm * (np.abs(losses) + h))) * 1.01 * EPS_MACH
+    if pessimistic:
+        return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
+                          pessimistic=True, slack=slack + extra, node_q=nodes, shift=shift,
+                          rel=rel, errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
+    # optimistic: the contents are sums of at most qm.size products, each within 3 u; an atom's
+    # position (l - shift, then t = l - g) within 2 u (|l - shift| + h) of the exact one, and the
+    # moves up onto nodes (``extra``), bounded node by node (``atom_position_errors``)
+    moved = atom_position_errors(h / r, r * j0, nodes.size, losses, qm,
+                                 2.02 * EPS_MACH * (np.abs(losses) + h))
     return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
-                      pessimistic=pessimistic, slack=slack + extra, node_q=nodes, shift=shift,
-                      rel=rel, errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
+                      pessimistic=False, slack=slack, node_q=nodes, shift=shift, rel=rel,
+                      errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH, moved))
 
 
 def coarsen(law: GridLaw, factor: int) -> GridLaw:

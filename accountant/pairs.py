@@ -48,6 +48,7 @@ from ._pldgrid import (
     SOURCE_TAIL,
     ContentErrors,
     GridLaw,
+    atom_position_errors,
     deposit_atoms,
     from_atoms,
     from_cells,
@@ -187,12 +188,13 @@ class _TailDirection(LossDirection):
         node_err, total_err = optimistic_node_error(g, tails, errors, q, moved, profile,
                                                     float(q_err[0]))
         # the atoms' contents are exact up to their roundings (relative: a few ulp of their
-        # shares of the node profiles) and their positions' (t = l - g within 2 u (|l| + hc):
-        # a move up by it raises delta by at most the atom's mass times it)
+        # shares of the node profiles) and their positions' (t = l - g within 2 u (|l| + hc),
+        # and the moves onto nodes: bounded node by node, ``atom_position_errors``)
         aq, apn, ax = np.zeros(q.size), np.zeros(q.size), np.zeros(q.size)
-        extra = deposit_atoms(hc, r * j0, atoms, atom_q, aq, apn, ax, nodes, pessimistic)
-        extra += float(np.sum(atom_q * (np.abs(atoms) + hc))) * 1.01 * EPS_MACH
-        extra += self.point_mass_error()  # errors of every node profile, at most these
+        deposit_atoms(hc, r * j0, atoms, atom_q, aq, apn, ax, nodes, pessimistic)
+        moved_atoms = atom_position_errors(hc, r * j0, nodes.size, atoms, atom_q,
+                                           2.02 * EPS_MACH * (np.abs(atoms) + hc))
+        extra = self.point_mass_error()  # errors of every node profile, at most these
         q, pn, x = q + aq, pn + apn, x + ax
         scale = 1.0 + 8.0 * EPS_MACH
         bounds = (bounds[0] + ax * scale, bounds[1] + np.maximum(math.exp(hc) * apn - aq, 0.0)
@@ -202,7 +204,8 @@ class _TailDirection(LossDirection):
         return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
                           q_below=float(fq[0]), pessimistic=False,
                           node_q=nodes, bounds=bounds,
-                          errors=ContentErrors(k * EPS_MACH, (k + 8) * EPS_MACH, node_err + extra,
+                          errors=ContentErrors(k * EPS_MACH, (k + 8) * EPS_MACH,
+                                               node_err + moved_atoms + extra,
                                                total_err + extra))
 
     def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,

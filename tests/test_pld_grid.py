@@ -153,13 +153,14 @@ def test_convexify_halves_runs_of_concave_kinks(monkeypatch: pytest.MonkeyPatch)
         raise AssertionError("the passes did not converge")
 
     monkeypatch.setattr(grid, "_hull_jumps", no_hull)
-    out, err = grid._convexify(xs, jumps.copy())
+    out, err = grid._convexify(xs, jumps.copy(), h)
     monkeypatch.setattr(grid, "_hull_jumps", saved)
-    assert 0.0 < err < 1e-13  # the passes' round-off only
+    assert err.sup == 0.0 and 0.0 < err.zero < 1e-13  # the passes' round-off only
     assert (out >= 0.0).all() and out[-1] > 0.0
     monkeypatch.setattr(grid, "CONVEXIFY_PASSES", 0)
-    by_chain, err_chain = grid._convexify(xs, jumps.copy())
-    assert np.allclose(out * xs, by_chain * xs, rtol=0.0, atol=err + err_chain)
+    by_chain, err_chain = grid._convexify(xs, jumps.copy(), h)
+    assert not err_chain.nodes.any() and err_chain.zero == 0.0
+    assert np.allclose(out * xs, by_chain * xs, rtol=0.0, atol=err.zero + err_chain.sup)
 
 
 @settings(max_examples=30, deadline=None)
@@ -167,9 +168,10 @@ def test_convexify_halves_runs_of_concave_kinks(monkeypatch: pytest.MonkeyPatch)
 # shares moved far to the right: the passes erred by 7.8e-12 (2.6e-12 of the scale), uncharged
 @example([0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0], 1.875)
 def test_hull_fallback_equals_the_passes_and_lies_below(raw: list[float], h: float) -> None:
-    # a function F(y) = F(0) - sum_i jumps_i min(y, xs_i), flat beyond the last node, with many
-    # adjacent concave kinks; its lower convex hull by the passes and by the monotone chain, each
-    # within its own charged round-off of the other and below the input (values exact, Fractions)
+    # a profile P(y) = sum_i jumps_i (xs_i - y)_+ (its value at 0 kept), with many adjacent concave
+    # kinks; its lower convex hull by the passes and by the monotone chain, each within its own
+    # charged round-off of the other and below the input (values exact, Fractions): the passes'
+    # bound holds node by node (and at y = 0), the chain's everywhere
     from accountant import _pldgrid as grid
 
     xs = np.exp(np.arange(len(raw)) * h)
@@ -179,22 +181,25 @@ def test_hull_fallback_equals_the_passes_and_lies_below(raw: list[float], h: flo
 
     def values(j: np.ndarray) -> list[Fraction]:
         fj = [Fraction(float(v)) for v in j]
-        return [-sum(a * min(y, x) for a, x in zip(fj, fx, strict=True)) for y in fx]
+        return [sum(a * max(x - y, Fraction(0)) for a, x in zip(fj, fx, strict=True))
+                for y in [Fraction(0), *fx]]
 
-    by_passes, err_passes = grid._convexify(xs, jumps.copy())
+    by_passes, err_passes = grid._convexify(xs, jumps.copy(), h)
     saved = grid.CONVEXIFY_PASSES
     try:
         grid.CONVEXIFY_PASSES = 0
-        by_chain, err_chain = grid._convexify(xs, jumps.copy())
+        by_chain, err_chain = grid._convexify(xs, jumps.copy(), h)
     finally:
         grid.CONVEXIFY_PASSES = saved
-    assert err_chain > 0.0
+    assert err_chain.sup > 0.0 and err_passes.sup == 0.0
+    pass_err = [Fraction(err_passes.zero)] + [Fraction(float(v)) for v in err_passes.nodes]
     scale = float(np.sum(np.abs(jumps) * xs))
     v_in, v_pass, v_chain = values(jumps), values(by_passes), values(by_chain)
-    tol = Fraction(err_chain) + Fraction(err_passes)
-    assert all(abs(a - b) <= tol for a, b in zip(v_chain, v_pass, strict=True))
-    assert all(a <= b + Fraction(err_chain) for a, b in zip(v_chain, v_in, strict=True))
-    assert all(a <= b + Fraction(err_passes) for a, b in zip(v_pass, v_in, strict=True))
+    chain_err = Fraction(err_chain.sup)
+    assert all(abs(a - b) <= chain_err + e
+               for a, b, e in zip(v_chain, v_pass, pass_err, strict=True))
+    assert all(a <= b + chain_err for a, b in zip(v_chain, v_in, strict=True))
+    assert all(a <= b + e for a, b, e in zip(v_pass, v_in, pass_err, strict=True))
     assert (by_chain[:-1] >= -1e-12 * scale / xs[:-1]).all()  # convex: no concave kink left
 
 
@@ -221,8 +226,9 @@ def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: in
                                                               pessimistic: bool,
                                                               seed: int) -> None:
     """Coarsening a law re-discretises its points: the same profile (to rounding, and to the
-    optimistic constructions' charged round-off) as ``from_atoms`` given the points as atoms at
-    their losses, on the wider grid."""
+    optimistic constructions' round-off, as charged by their all-absolute models) as
+    ``from_atoms`` given the points as atoms at their losses, on the wider grid; and an optimistic
+    one lies below the points' exact profile by one of its error models."""
     rng = np.random.default_rng(seed)
     h = float(rng.uniform(1e-3, 0.05))
     m = np.exp(rng.normal(-8.0, 4.0, n)) * (rng.random(n) < 0.8)
@@ -234,4 +240,10 @@ def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: in
     lo, hi = (offset - factor) * h, (offset + n + factor) * h
     for eps in np.linspace(lo, hi, 41):
         a, b = coarse.raw_delta(float(eps)), ref.raw_delta(float(eps))
-        assert abs(a - b) <= 1e-9 * max(a, b) + coarse.slack + ref.slack  # their round-off
+        charged = sum(max(m[0] for m in x.error_models) for x in (coarse, ref))
+        assert abs(a - b) <= 1e-9 * max(a, b) + charged  # their round-off
+        if not pessimistic:
+            exact = law.raw_delta(float(eps))  # the points' profile (few terms: to rounding)
+            for held in (coarse, ref):
+                v = held.raw_delta(float(eps))
+                assert any(v <= (1 + r) * exact * (1 + 1e-12) + s for s, r, _ in held.error_models)
