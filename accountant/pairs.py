@@ -753,6 +753,10 @@ class _FiniteDirection(LossDirection):
     #: relative error bound of both sets' finite Q-masses against the exact ones (a declared
     #: bound, e.g. ``FiniteLossTradeoff.mass_rtol``; 8 u for masses given without one)
     mass_rtol: float = MASS_RTOL
+    #: the losses' declared error (``finite_direction``): the pessimistic losses were moved up
+    #: and the optimistic ones down by it, so each exact loss lies within 2 loss_atol below its
+    #: pessimistic atom (0: the losses carry only their own outward rounding)
+    loss_atol: float = 0.0
 
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         # the grid is shifted so that the largest loss is a node: delta is then exact at and
@@ -811,7 +815,7 @@ def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0,
         raise ValueError("losses must be finite and q_masses non-negative, of equal length")
     up, down = (l_ + loss_atol, l_ - loss_atol) if loss_atol > 0.0 else (l_, l_)
     return _FiniteDirection(up, qm, float(inf), down, qm, float(inf if opt_inf is None else opt_inf),
-                            p_ninf=p_ninf, mass_rtol=mass_rtol)
+                            p_ninf=p_ninf, mass_rtol=mass_rtol, loss_atol=float(loss_atol))
 
 
 def _check_int_sensitivity(sensitivity: int) -> int:
@@ -903,6 +907,33 @@ def _mirror_atoms(losses: FloatArray, q: FloatArray, inf: float,
             inf)
 
 
+def _merge_near_zero(losses: FloatArray, q: FloatArray,
+                     below: float) -> tuple[FloatArray, FloatArray]:
+    """A pessimistic atom set whose atoms at 0 < l <= ``below`` are charged to the smallest atom
+    L above ``below`` (unchanged when there is none or no such atom): at every eps >= 0 its
+    profile is at least the given set's.
+
+    An atom (l, q) adds q (1 - e^{eps - l})_+ to delta(eps); for l < L the ratio
+    (1 - e^{eps - l}) / (1 - e^{eps - L}) decreases on [0, l], so the Q-mass
+    q (1 - e^{-l}) / (1 - e^{-L}) at L adds at least as much at every eps >= 0 (with 0.1% margin
+    for the two expm1, 4 ulp each, and the quotient's rounding; the sum at L rounded up). Such
+    atoms are the moved copies of atoms at loss 0 up to rounding (e.g. y = shift/2 of an
+    even-shift discrete Gaussian): one at l uses q (1 + e^{-l}) ~ 2q of a symmetric pair's unit
+    mass (``_mirror_atoms``) where the true atom at 0 uses q, while it adds at most
+    q (1 - e^{-l}) ~ q l to delta; charged at L it uses q tanh(l/2) / tanh(L/2)."""
+    near = (losses > 0.0) & (losses <= below)
+    above = losses > below
+    if not near.any() or not above.any():
+        return losses, q
+    target = int(np.flatnonzero(above)[np.argmin(losses[above])])
+    top = float(losses[target])
+    moved = 1.001 * math.fsum((q[near] * np.expm1(-losses[near])).tolist()) / math.expm1(-top)
+    keep = ~near
+    out = q.copy()
+    out[target] = math.nextafter(out[target] + moved, math.inf)  # the sum rounded up
+    return losses[keep], out[keep]
+
+
 def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
     """The symmetric pair S whose privacy profile is d's at every eps >= 0.
 
@@ -919,6 +950,10 @@ def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
     # raised (pessimistic) and lowered (optimistic) by it: those of a pair whose Q-law above 0
     # dominates d's (is dominated by d's), so its symmetric pair dominates (is dominated) too
     r = d.mass_rtol if d.mass_rtol > MASS_RTOL else 0.0
+    # atoms whose exact loss may be <= 0 (within 2 loss_atol below their moved copy) are charged
+    # to the next atom up: counted at their moved copy they would take twice their mass from the
+    # symmetric pair's unit mass (``_merge_near_zero``)
+    pl, pq = _merge_near_zero(pl, pq, 2.0 * d.loss_atol)
     pess = _mirror_atoms(pl, pq * (1.0 + r), pi, True)
     if pess is None:
         p_rest = max(0.0, 1.0 - math.fsum((pq * np.exp(-pl)).tolist()))
@@ -1484,4 +1519,4 @@ class TruncatedDiscreteGaussianPair(Pair):
         # losses: 8 u max|L| (``FiniteLossTradeoff.discrete_gaussian``); masses: ``gauss_masses``
         atol = 4 * EPS_MACH * (float(np.abs(losses).max()) if losses.size else 0.0)
         return _FiniteDirection(losses + atol, q, inf_up, losses - atol, q, inf_down, p_ninf=inf,
-                                mass_rtol=rtol), None
+                                mass_rtol=rtol, loss_atol=atol), None

@@ -16,12 +16,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant import FiniteLossTradeoff
+from accountant import FiniteLossTradeoff, subsample
 from accountant.pairs import (
     MASS_RTOL,
     PAIR_GAUSSIAN_TAIL,
     DiscreteGaussianPair,
     TruncatedDiscreteGaussianPair,
+    _merge_near_zero,
     symmetric_direction,
 )
 from accountant.pld import PLD
@@ -216,3 +217,100 @@ def test_symmetric_direction_keeps_the_mass_error(sigma: float) -> None:
             for loss, held in zip(losses[pos].tolist(), masses[pos].tolist(), strict=True):
                 y = round((loss * 2 * float(s2) + 1) / 2)
                 assert sign * (mpf(held) - pmf[y - 1]) >= -sym.mass_rtol * pmf[y - 1]
+
+
+def without_replacement_delta(sigma: float, shift: int, r: float, k: int,
+                              epss: list[float]) -> list[mpmath.mpf]:
+    """delta(eps) of k steps of the discrete Gaussian pair under sampling without replacement
+    (rate r, replace-one): each step is C_r(f) = min(f_r, f_r^{-1})** [@dong2022gaussian,
+    Thm 4.2], whose profile is the larger of those of (P, M) and (M, P), M = (1 - r) P + r Q.
+    One step: that maximum summed over the integers. k steps: the symmetric pair of C_r(f) (the
+    law of (P, M) on its positive losses, mirrored, the rest at 0; f is symmetric) enumerated."""
+    s2 = Fraction(sigma) ** 2
+    with mpmath.workdps(40):
+        pmf = exact_pmf(s2, shift, 30)
+        rr = mpf(r)
+        pairs = [(pmf[y], (1 - rr) * pmf[y] + rr * pmf.get(y - shift, mpf(0))) for y in pmf]
+        if k == 1:
+            out = []
+            for eps in epss:
+                e = mpmath.exp(mpf(eps))
+                out.append(max(mpmath.fsum(max(a - e * b, 0) for a, b in pairs),
+                               mpmath.fsum(max(b - e * a, 0) for a, b in pairs)))
+            return out
+        atoms = [(mpmath.log(m / p), m) for p, m in pairs if m > p]
+        atoms += [(-loss, m * mpmath.exp(-loss)) for loss, m in atoms]
+        atoms.append((mpf(0), 1 - mpmath.fsum(m for _, m in atoms)))
+        law = {mpf(0): mpf(1)}
+        for _ in range(k):
+            nxt: dict[mpmath.mpf, mpmath.mpf] = {}
+            for a, pa in law.items():
+                for b, pb in atoms:
+                    nxt[a + b] = nxt.get(a + b, mpf(0)) + pa * pb
+            law = nxt
+        return [mpmath.fsum(v * -mpmath.expm1(mpf(eps) - loss) for loss, v in law.items()
+                            if loss > eps) for eps in epss]
+
+
+def check_without_replacement(sigma: float, shift: int, r: float, k: int) -> None:
+    """The bracket of k steps holds the exact delta from eps = 0 to the far tail (the top of
+    the subsampled support is log(1 - r + r e^{l_top}), l_top the pair's top loss)."""
+    pld = subsample(PLD.discrete_gaussian(sigma, shift), r,
+                    scheme="without_replacement").self_compose(k)
+    m = discrete_gaussian_window(Fraction(sigma) ** 2, PAIR_GAUSSIAN_TAIL)
+    top = k * math.log1p(r * math.expm1((2 * shift * (shift + m) - shift * shift)
+                                        / (2 * sigma * sigma)))
+    epss = [0.0, 0.02, 0.3, 0.2 * top, 0.5 * top, 0.8 * top, 0.95 * top]
+    for eps, exact in zip(epss, without_replacement_delta(sigma, shift, r, k, epss), strict=True):
+        lower, upper = pld.delta_bracket(eps)
+        assert lower <= exact <= upper, (eps, lower, float(exact), upper)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.floats(0.4, 3.0), st.integers(1, 4), st.floats(0.01, 0.9))
+@example(1.3, 2, 0.1)  # even shifts raised "could not build a symmetric dominating pair"
+@example(0.8, 4, 0.5)
+def test_without_replacement_brackets_the_exact(sigma: float, shift: int, r: float) -> None:
+    """An even shift puts an atom at loss 0 (y = shift/2), moved up by the losses' declared error:
+    at its moved copy it took twice its mass from the symmetric pair's unit mass."""
+    check_without_replacement(sigma, shift, r, 1)
+
+
+@pytest.mark.parametrize(("sigma", "shift", "r"), [(1.3, 2, 0.1), (0.7, 2, 0.3)])
+def test_without_replacement_composed_brackets_the_exact(sigma: float, shift: int,
+                                                          r: float) -> None:
+    check_without_replacement(sigma, shift, r, 2)
+
+
+def test_truncated_even_shift_without_replacement() -> None:
+    """The truncated pair with an even sensitivity has the same atom at 0."""
+    pld = subsample(PLD.from_pair(TruncatedDiscreteGaussianPair(1.3, 10, 2)), 0.1,
+                    scheme="without_replacement")
+    lower, upper = pld.delta_bracket(0.5)
+    assert 0.0 < lower <= upper
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(1e-3, 5.0), min_size=1, max_size=4),
+       st.lists(st.floats(1e-16, 1e-12), min_size=1, max_size=3),
+       st.lists(st.floats(1e-3, 1.0), min_size=7, max_size=7), st.floats(0.0, 1.0))
+@example([1.0], [1e-14], [0.3] * 7, 0.0)
+@example([3.0], [1e-16], [1.0] * 7, 0.0)  # the charge below half an ulp of the mass at L
+def test_merged_near_zero_atoms_dominate(far: list[float], near: list[float],
+                                         masses: list[float], where: float) -> None:
+    """``_merge_near_zero``: the profile of the merged set is at least the given set's at every
+    eps >= 0 (the doubles taken as exact; eps at 0, inside the near atoms' range, and below
+    the atom charged)."""
+    losses = np.asarray(far + near)
+    q = np.asarray(masses[:losses.size])
+    below = max(near)
+    lm, qm = _merge_near_zero(losses, q, below)
+    assert (lm > below).all() and lm.size == len(far)
+
+    def profile(ls: np.ndarray, qs: np.ndarray, eps: mpmath.mpf) -> mpmath.mpf:
+        return mpmath.fsum(mpf(b) * -mpmath.expm1(eps - mpf(a))
+                           for a, b in zip(ls.tolist(), qs.tolist(), strict=True) if a > eps)
+
+    with mpmath.workdps(50):
+        for eps in (mpf(0), mpf(where) * below, mpf(min(far)) * (1 - mpf(where) / 1000)):
+            assert profile(lm, qm, eps) >= profile(losses, q, eps)
