@@ -68,7 +68,8 @@ EPS_EXT = float(np.finfo(np.longdouble).eps)
 TAIL_MASS = 1e-19
 #: Total delta (roughly) that truncations of repeated squaring may move to +inf, split by level
 #: (at 1e-11 it set the accuracy floor: ~1e-7 in epsilon on W1, and no tail below delta 1e-11; it
-#: is absolute, so it must stay ~1e-3 below the smallest delta read: 1e-15).
+#: is absolute, so it must stay ~1e-3 below the smallest delta read: 1e-15). The PLD accountant's
+#: default laws use a larger budget for larger deltas (``pld.TAIL_BUDGETS``).
 TAIL_BUDGET = 1e-19
 #: Tail mass left out of the initial discretisation of a continuous mechanism.
 SOURCE_TAIL = 1e-24
@@ -1177,9 +1178,11 @@ def coarsening_level(m: int, max_level: int) -> int:
     return min(max(m.bit_length() - 1 - COARSEN_DELAY, 0) // 2, max_level)
 
 
-def self_compose(law: GridLaw, k: int, max_level: int, max_slices: int = 3) -> GridLaw:
+def self_compose(law: GridLaw, k: int, max_level: int, max_slices: int = 3,
+                 tail_budget: float = TAIL_BUDGET) -> GridLaw:
     """k-fold composition by repeated squaring (O(N log N log k)); the object standing for m
-    copies is moved to the grid of width h0 * 2^``coarsening_level(m)``."""
+    copies is moved to the grid of width h0 * 2^``coarsening_level(m)``. Its truncations move or
+    drop about ``tail_budget`` of mass in all (``TAIL_BUDGET``)."""
     if law.fallback_slack is not None:
         # both charges of the source are carried; each delta uses the smaller result
         law = replace(law, fallback_slack=None, alt=(law.fallback_slack, law.rel, 0.0))
@@ -1197,14 +1200,14 @@ def self_compose(law: GridLaw, k: int, max_level: int, max_slices: int = 3) -> G
                 result = base
             else:
                 h = max(result.h, base.h)
-                result = convolve(to_grid(result, h), to_grid(base, h), TAIL_BUDGET / 64, share,
+                result = convolve(to_grid(result, h), to_grid(base, h), tail_budget / 64, share,
                                   max_slices)
         kk >>= 1
         if kk == 0:
             break
         m *= 2
-        # a tail dropped here is used k/m times: keep each level's share of delta near TAIL_BUDGET
-        base = convolve(base, base, TAIL_BUDGET * m / (64 * k), share * m / k, max_slices)
+        # a tail dropped here is used k/m times: keep each level's share of delta near the budget
+        base = convolve(base, base, tail_budget * m / (64 * k), share * m / k, max_slices)
         target = h0 * 2 ** coarsening_level(m, max_level)
         if target > base.h:
             base = to_grid(base, target)
@@ -1212,10 +1215,10 @@ def self_compose(law: GridLaw, k: int, max_level: int, max_slices: int = 3) -> G
     return result
 
 
-def compose_laws(laws: list[GridLaw]) -> GridLaw:
+def compose_laws(laws: list[GridLaw], tail_budget: float = TAIL_BUDGET) -> GridLaw:
     """Composition of laws on nested grids (the coarsest grid is used)."""
     h = max(law.h for law in laws)
     acc = to_grid(laws[0], h)
     for law in laws[1:]:
-        acc = convolve(acc, to_grid(law, h), TAIL_BUDGET / 64)
+        acc = convolve(acc, to_grid(law, h), tail_budget / 64)
     return acc

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._numeric import check_count, check_real, hypot_up, smallest_epsilon, sum_up
-from ._pldgrid import GridLaw, compose_laws, self_compose
+from ._pldgrid import TAIL_BUDGET, GridLaw, compose_laws, self_compose
 from .composition import compose
 from .conversions import gdp_to_zcdp, pure_dp_to_zcdp
 from .guarantees import CLTGDP, FDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
@@ -34,8 +34,6 @@ from .pld import (
     MAX_H,
     MIN_H,
     PLD,
-    SOURCE_TAIL_BUDGET,
-    SOURCE_TAIL_MAX,
     pld_from_guarantee,
 )
 from .serialisation import guarantee_from_dict, guarantee_to_dict
@@ -240,7 +238,7 @@ class _RunningLaws:
         self.horizon = horizon
         h = min(max(math.sqrt(DEFAULT_TOL / (GRID_CONST * horizon)), MIN_H), MAX_H)
         self.h, self.max_level = h, max(0, int(math.log2(MAX_H / h)))
-        self.tail = min(SOURCE_TAIL_MAX, SOURCE_TAIL_BUDGET / horizon)
+        self.tail = TAIL_BUDGET / horizon
         self.laws: dict[str, GridLaw] = {}
         #: the self-composed law of each (pair, count, direction) met on this grid
         self.cache: dict[tuple[Pair, int, str], GridLaw] = {}
