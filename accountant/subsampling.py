@@ -163,11 +163,25 @@ class SubsampledPair(Pair):
 
 def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _FiniteDirection]:
     """Remove (P, (1-r)P + rQ) and add ((1-r)P + rQ, P) for a finite pair with Q-masses q at
-    losses l (P-mass q e^{-l}), Q-mass at +inf and the rest of P at -inf; both atom sets."""
+    losses l (P-mass q e^{-l}), Q-mass at +inf and the rest of P at -inf; both atom sets.
+
+    The base's losses may have been moved by their declared error (``loss_atol``): the exact loss
+    L of an atom lies in [l - w, l] for a pessimistic atom at l and in [l, l + w] for an
+    optimistic one, w = 2 loss_atol. Each mixed atom then bounds its exact counterpart, which
+    makes the mixtures dominate (are dominated by) the exact ones atom by atom:
+    - P-masses q e^{-L}: in [p e^{-w}, p] for an optimistic atom (p = q e^{-l}) and in [p, p e^w]
+      for a pessimistic one, so they are taken at p (1 + 2w) >= p e^w (w <= 1) and p (1 - w);
+    - remove losses phi(l) = log(1 - r + r e^l): phi is increasing, so phi(l) bounds phi(L);
+    - add losses -phi(l): phi has slope in (0, 1), so -phi(L) <= -phi(l) + w for a pessimistic
+      atom and >= -phi(l) - w for an optimistic one: they are moved by w.
+    The known P-mass at -inf is exact; computed, 1 - sum(q e^{-l}) bounds 1 - sum(q e^{-L}) in the
+    right direction for each set (before the rounding charged below)."""
+    w = 2.0 * base.loss_atol
     sets = []
-    for losses, q, inf in base.proper_pairs():
+    for i, (losses, q, inf) in enumerate(base.proper_pairs()):
         p = q * np.exp(-losses)
         p_ninf = max(0.0, 1.0 - float(p.sum())) if base.p_ninf is None else base.p_ninf
+        p = p * (1.0 + 2.0 * w) if i == 0 else p * (1.0 - w)  # bounds of q e^{-L}, as above
         sets.append((losses, q, p, inf, p_ninf))
     log1m = math.log1p(-r)
 
@@ -187,10 +201,11 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
     # is a few ulp of its operands, not of itself (exact where l = 0, ``_mixture_log``)
     scale = abs(log1m) + abs(math.log(r))
 
-    def loss_err(lo: FloatArray, losses: FloatArray) -> FloatArray:
+    def loss_err(lo: FloatArray, losses: FloatArray, moved: float) -> FloatArray:
         base = np.concatenate([losses, [math.inf]])  # the last atom: log1m, rounded once
         err = 4.0 * EPS_MACH * (np.abs(lo) + scale + np.abs(np.where(np.isinf(base), 0.0, base)))
-        return np.asarray(np.where(base == 0.0, 0.0, err), dtype=np.float64)
+        err = np.where(base == 0.0, 0.0, err) + np.where(np.isinf(base), 0.0, moved)
+        return np.asarray(err, dtype=np.float64)
 
     out = []
     for fn in (remove, add):
@@ -202,11 +217,12 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
         # top loss, which keeps delta exactly 0 above the support (no mass at +inf); the base's
         # mass error carries over to the mixtures (non-negative combinations)
         up, down = 1.0 + 16.0 * EPS_MACH, 1.0 - 16.0 * EPS_MACH
-        pl = pl + loss_err(pl, sets[0][0])
+        # the add losses -phi(l) also by w (the base losses' error; the rest's atom is exact)
+        pl = pl + loss_err(pl, sets[0][0], w if fn is add else 0.0)
         pq = pq * up
         if base.p_ninf is None:
             pq[int(np.argmax(pl))] += 2.0 * EPS_MACH * (pl.size + 2)
-        ol = ol - loss_err(ol, sets[1][0])
+        ol = ol - loss_err(ol, sets[1][0], w if fn is add else 0.0)
         # P-mass at -inf: none under remove (the mixture covers P); r Q(+inf) under add
         known = None if base.p_ninf is None else (0.0 if fn is remove else r * sets[0][3])
         out.append(_FiniteDirection(pl, pq, pi * up, ol, oq * down, oi * down, p_ninf=known,
