@@ -69,12 +69,13 @@ TAIL_MASS = 1e-19
 #: Total delta (roughly) that truncations of repeated squaring may move to +inf, split by level
 #: (at 1e-11 it set the accuracy floor: ~1e-7 in epsilon on W1, and no tail below delta 1e-11; it
 #: is absolute, so it must stay ~1e-3 below the smallest delta read: 1e-15). The PLD accountant's
-#: default laws use a larger budget for larger deltas (``pld.TAIL_BUDGETS``).
+#: default laws use a larger budget for larger deltas (``pld.LAW_BUDGETS``).
 TAIL_BUDGET = 1e-19
 #: Tail mass left out of the initial discretisation of a continuous mechanism.
 SOURCE_TAIL = 1e-24
 #: Absolute round-off (delta) that plain FFTs may add to one composition, in all (it is a floor
-#: on the delta that can be certified, like TAIL_BUDGET). Products above their share are split
+#: on the delta that can be certified, like TAIL_BUDGET; the PLD accountant's default laws use a
+#: larger one for larger deltas, ``pld.LAW_BUDGETS``). Products above their share are split
 #: (``_split_conv``).
 ROUNDOFF_BUDGET = 1e-19
 #: Longest convolution whose operands take a third slice when the remainder is above its budget
@@ -1179,10 +1180,12 @@ def coarsening_level(m: int, max_level: int) -> int:
 
 
 def self_compose(law: GridLaw, k: int, max_level: int, max_slices: int = 3,
-                 tail_budget: float = TAIL_BUDGET) -> GridLaw:
+                 tail_budget: float = TAIL_BUDGET,
+                 roundoff_budget: float = ROUNDOFF_BUDGET) -> GridLaw:
     """k-fold composition by repeated squaring (O(N log N log k)); the object standing for m
     copies is moved to the grid of width h0 * 2^``coarsening_level(m)``. Its truncations move or
-    drop about ``tail_budget`` of mass in all (``TAIL_BUDGET``)."""
+    drop about ``tail_budget`` of mass in all (``TAIL_BUDGET``), and its products done by plain
+    FFT add at most ``roundoff_budget`` of round-off (``ROUNDOFF_BUDGET``)."""
     if law.fallback_slack is not None:
         # both charges of the source are carried; each delta uses the smaller result
         law = replace(law, fallback_slack=None, alt=(law.fallback_slack, law.rel, 0.0))
@@ -1191,9 +1194,9 @@ def self_compose(law: GridLaw, k: int, max_level: int, max_slices: int = 3,
     base = law
     m = 1
     kk = k
-    # round-off allowed in plain FFTs: ROUNDOFF_BUDGET in all, split over the 2 L products; a
+    # round-off allowed in plain FFTs: the budget in all, split over the 2 L products; a
     # product at the m-copy level is used k/m times
-    share = ROUNDOFF_BUDGET / (2 * k.bit_length())
+    share = roundoff_budget / (2 * k.bit_length())
     while True:
         if kk & 1:
             if result is None:

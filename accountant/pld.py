@@ -57,9 +57,9 @@ SCREEN_LEVELS = 4
 #: Most FFT slices of the precise laws (3 otherwise), built when a delta asked for is below
 #: 1/PRECISE_RATIO times the round-off charge of the others (``PLD._precision``, and for the
 #: optimistic laws of the bracket ``PLD._optimistic``; those split FFT operands beyond two
-#: slices only when precise, a cost a delta of 1e-5 does not need). Slices
-#: are added only while a product's remainder bound exceeds its share of ROUNDOFF_BUDGET
-#: (``_pldgrid._split_conv``). With 4, the first two squarings of W4's source (5.9e5 points, used
+#: slices only when precise, a cost a delta of 1e-5 does not need). Slices are added only while
+#: a product's remainder bound exceeds its share of the round-off budget (``LAW_BUDGETS``,
+#: ``_pldgrid._split_conv``). With 4, the first two squarings of W4's source (5.9e5 points, used
 #: 5e4 and 2.5e4 times) left 7e-23 and 1.5e-22 each: 7.7e-18 of slack, 0.8% of delta 1e-15 and
 #: 1.5e-3 in epsilon (the tail falls by e^5.3 per unit of epsilon there), more at smaller tol;
 #: 6 bring both within the budget (5e-26, 2e-26) and the law's slack to 1.2e-20
@@ -75,17 +75,20 @@ MIN_TOL = 1e-9
 #: about 0.3-0.6 tol (it was 2.5 steps h^2 with coarsening from 4 copies on).
 GRID_CONST = 1.5
 MIN_H = 2e-6
-#: Q-mass the tails cut from a law may move (pessimistic: up, to +inf or to its top) or drop
-#: (optimistic), by kind of law (precise or not): the sources' cuts (split over the mechanisms) and
-#: the truncations of the compositions (``_pldgrid.TAIL_BUDGET``) each about this much in all. A
-#: cut changes delta by at most its mass, so the default laws serve deltas from
-#: DEFAULT_LAW_DELTA = 2 TAIL_BUDGETS[False] / PRECISE_RATIO = 2e-9 up (where the cuts cost at
-#: most PRECISE_RATIO of delta, ``PLD._precision``), and the precise laws the smaller ones. The
-#: default laws' cut is what a delta of 1e-5 needs, not 1e-15: DP-SGD's source is then about half
-#: as wide (W4: 0.34 s -> 0.27 s, W3 T=1e3: 0.060 s -> 0.050 s, upper bounds within 4e-9 of the
-#: narrow cut's).
-TAIL_BUDGETS = {False: 1e-13, True: TAIL_BUDGET}
-DEFAULT_LAW_DELTA = 2.0 * TAIL_BUDGETS[False] / PRECISE_RATIO
+#: Absolute charges a law may carry, by kind of law (precise or not), each about this much in
+#: all: the Q-mass its tails cut may move (pessimistic: up, to +inf or to its top) or drop
+#: (optimistic), over the sources' cuts (split over the mechanisms) and the truncations of the
+#: compositions (``_pldgrid.TAIL_BUDGET``); and the round-off of the FFT products done without
+#: slicing (``_pldgrid.ROUNDOFF_BUDGET``). A cut changes delta by at most its mass, so the default
+#: laws serve deltas from DEFAULT_LAW_DELTA = 2 LAW_BUDGETS[False] / PRECISE_RATIO = 2e-9 up
+#: (where the cuts cost at most PRECISE_RATIO of delta; their round-off is checked by
+#: ``PLD._precision``), and the precise laws the smaller ones. A delta of 1e-5 does not need the
+#: precise laws' 1e-19: with 1e-13, DP-SGD's source is about half as wide and most products are
+#: sliced less (CPU s, W3 T=1e3 / T=1e4 / W4: 0.060 / 0.167 / 0.340 with 1e-19, 0.050 / 0.143 /
+#: 0.266 with the default cut, 0.034 / 0.108 / 0.239 with its round-off budget too; upper bounds
+#: within 4e-9 of each other).
+LAW_BUDGETS = {False: 1e-13, True: TAIL_BUDGET}
+DEFAULT_LAW_DELTA = 2.0 * LAW_BUDGETS[False] / PRECISE_RATIO
 MAX_H = 0.05
 #: Most grid points of one mechanism's initial law (2^19 doubles: 4 MiB per array; a 10-fold
 #: composition of such laws peaks near 400 MiB).
@@ -325,7 +328,7 @@ class PLD(Guarantee):
                 h, max_level = h / OPTIMISTIC_REFINE, max_level + 1
             # a tail cut from each of the n mechanisms adds at most n * tail to delta; the coarse
             # screening laws are cheap and serve every delta
-            budget = TAIL_BUDGETS[precise or coarse]
+            budget = LAW_BUDGETS[precise or coarse]
             tail = budget / self.steps
             sources = self._sources(direction, pessimistic)
             # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
@@ -335,7 +338,7 @@ class PLD(Guarantee):
                                     for _, c in sources)
             slices = PRECISE_SLICES if key[3] else 3
             laws = [self_compose(d.discretize(coarsest if c == 1 else h, pessimistic, tail), c,
-                                 max_level, slices, budget)
+                                 max_level, slices, budget, budget)
                     for d, c in sources]
             cache[key] = compose_laws(laws, budget)
         return cache[key]
