@@ -330,17 +330,18 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
 
 
 def source_tail_law(law: GridLaw, tails: tuple[FloatArray, ...], errors: CellErrors,
-                    cells_q: FloatArray, cells_atoms: FloatArray, node_atoms: FloatArray,
-                    base_slack: float) -> GridLaw:
+                    cells_q: FloatArray, cells_atoms: FloatArray,
+                    node_atoms: FloatArray) -> GridLaw:
     """The pessimistic ``law`` of a tail source with its error bounds (module docstring): stated
     tail-relatively (``tail``, excess in ``slack``), with the absolute charge max_j TB_j kept as
     ``fallback_slack``, or that absolute charge alone when it is the smaller. ``tails`` = (fq, sq,
     fp, sp) at the nodes, ``errors`` their and the cells' error bounds (``cell_errors``);
     ``cells_q`` the cell masses differenced from the tails (before atoms), ``cells_atoms`` /
-    ``node_atoms`` the atoms' Q-masses deposited in cells and on nodes; ``base_slack`` the
-    absolute error of the law not covered here (atoms moved). The split b~ sent up is an upper
-    bound of connect-the-dots' (``up_share``, or x rounded up by ``cell_errors``) computed as
-    min(s q~, q~) for a factor s >= 0 (or from the atoms' exact x), so against the reference law
+    ``node_atoms`` the atoms' Q-masses deposited in cells and on nodes (never moved down: an
+    atom's place is rounded up, ``deposit_atoms``, and the law's ``lag`` covers those put on a
+    node below them). The split b~ sent up is an upper bound of connect-the-dots'
+    (``up_share``, or x rounded up by ``cell_errors``) computed as min(s q~, q~) for a factor
+    s >= 0 (or from the atoms' x at their rounded-up places), so against the reference law
     (exact q, same split) it errs by at most the cell's q error and its rounding."""
     n = cells_q.size  # cells; n + 1 nodes
     assert law.masses.size <= n + 1
@@ -357,13 +358,13 @@ def source_tail_law(law: GridLaw, tails: tuple[FloatArray, ...], errors: CellErr
     tb = tq + np.concatenate([[0.0], b_err]) + 8.0 * U * node_rev + 8.0 * U * held
     tb = np.append(tb, errors.dsq[-1] + 8.0 * U * law.inf)  # the atom at +inf
     held = np.append(held, law.inf)
-    absolute = base_slack + float(tb.max()) * (1.0 + 1e-9)
+    absolute = float(tb.max()) * (1.0 + 1e-9)
     low = held - tb
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(low > 0, tb / low, 0.0)  # where low <= 0, all of tb is excess
     t = min(TAIL_CAP, float(ratio.max()))
     excess = np.where(low > 0, np.maximum(tb - t * low, 0.0), tb)
-    slack = base_slack + 2.0 * float(excess.sum()) * (1.0 + 1e-9)
+    slack = 2.0 * float(excess.sum()) * (1.0 + 1e-9)
     if not slack < absolute:
         return replace(law, slack=absolute)
     return replace(law, slack=slack, tail=law.tail + t, fallback_slack=absolute)

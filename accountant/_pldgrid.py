@@ -52,6 +52,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -143,6 +144,19 @@ class GridLaw:
     #: (the tail-relative model's cross terms grow like k^2 N, ``convolve``). Optimistic laws: a
     #: profile-relative model and an absolute one (``_optimistic_from_cells``)
     alt: tuple[float, float, float] | None = None
+    #: position tolerance: every held mass stands for exact mass at most ``lag`` above it
+    #: (pessimistic) or below it (optimistic), e.g. an atom put on a node an ulp below its loss.
+    #: Moving every mass of a law by d shifts its profile by d, and moving by less is dominated,
+    #: so the exact profile is at most delta_held(eps - lag) (at least delta_held(eps + lag)):
+    #: ``raw_delta`` reads it there. It costs lag in eps, where an absolute charge q d per atom
+    #: and copy cost delta (a few ulp per copy made the tails at delta 1e-15 unreachable). Lags
+    #: add up under composition (``convolve``)
+    lag: float = 0.0
+    #: a bound on the exact law's largest finite loss, where one is known (a finite pair's top
+    #: atom, sums of them under composition, rounded up), whatever the grid: a pessimistic law's
+    #: delta is then exactly its atom at +inf from there on, though its top node (moved up to the
+    #: grid, or read ``lag`` higher) may lie above it
+    support_top: float = math.inf
 
     @property
     def top(self) -> float:
@@ -159,20 +173,54 @@ class GridLaw:
     def total(self) -> float:
         return float(self.masses.sum()) + self.inf + self.top_mass
 
+    def above_top(self, eps: float) -> bool:
+        """Whether eps is at or above the exact top shift + K h plus the ``lag`` of a pessimistic
+        law, or its ``support_top``, where the exact law has no finite mass above (``top`` is the
+        rounding of the former, which may lie below it: compared in exact rational
+        arithmetic)."""
+        if not math.isfinite(eps):
+            return eps >= self.top
+        if self.pessimistic and eps >= self.support_top:
+            return True
+        lag = self.lag if self.pessimistic else 0.0
+        k = self.offset + self.masses.size - 1 + self.cut
+        return Fraction(eps) - Fraction(lag) >= Fraction(self.shift) + k * Fraction(self.h)
+
     def raw_delta(self, eps: float) -> float:
-        """sum m_i (1 - e^{eps - l_i})_+ + inf, without the slack."""
-        if eps >= self.top:  # +inf included: no finite mass lies above the top
+        """sum m_i (1 - e^{eps - l_i})_+ + inf (without the slack) at the exact nodes
+        l_i = shift + K_i h, bounded from above for a pessimistic law and from below for an
+        optimistic one, the exact law's mass up to ``lag`` above (below) the held. The nodes are
+        computed within u (|K_i h| + |shift| / 2) (u = EPS_MACH; the product and the sum round
+        within u/2 of |K_i h| and of |l_i| each), so the terms are taken at eps' = eps -+ P,
+        P = lag + 1.01 u (|shift| + max |K_i h| + |eps| + lag) (eps' rounds within u/2 of
+        |eps'|): each then lies at or above (pessimistic) or at or below its exact value, up to
+        the relative roundings of eps' - l_i (u/2: w = 1 - e^{-x} is concave with w(0) = 0),
+        expm1 (u), the product (u/2) and the sum (``sum_rounding``), and absolutely where a
+        product underflows (half the smallest subnormal each). Hypothesis found the unshifted
+        sum 4.8e-12 relative below its exact value at a node 3.4e-6 under an atom; randomized
+        response x7 reported delta 0 at eps = the computed top, an ulp below the exact one
+        (exact delta 7.9e-19); a subnormal mass gave 0 where the exact value is 4.9e-327."""
+        if self.above_top(eps):  # +inf included: no finite mass lies above the top
             return self.inf
         if eps == -math.inf:
-            return self.total
+            return self.total * (1.0 + (1.0 if self.pessimistic else -1.0)
+                                 * sum_rounding(self.masses.size + 2))
+        k_top = self.offset + self.masses.size - 1 + self.cut
+        pos = self.lag + 1.01 * EPS_MACH * (abs(self.shift) + max(abs(self.offset), abs(k_top))
+                                            * self.h + abs(eps) + self.lag)
+        eps = eps - pos if self.pessimistic else eps + pos
         top = self.inf + self.top_mass * -math.expm1(min(eps - self.top, 0.0))
         j = max(0, math.floor((eps - self.shift) / self.h) - self.offset)
         m = self.masses[j:]
-        if m.size == 0:
-            return top
-        lo = self.shift + (self.offset + j + np.arange(m.size)) * self.h
-        w = -np.expm1(np.minimum(eps - lo, 0.0))
-        return top + float(np.sum(m * w))
+        value = top
+        if m.size > 0:
+            lo = self.shift + (self.offset + j + np.arange(m.size)) * self.h
+            w = -np.expm1(np.minimum(eps - lo, 0.0))
+            value += float(np.sum(m * w))
+        # products below the normal range err absolutely, by at most half the smallest subnormal
+        r = sum_rounding(m.size + 2) + 4.0 * EPS_MACH
+        tiny = (m.size + 2) * math.ulp(0.0)
+        return value * (1.0 + r) + tiny if self.pessimistic else max(value * (1.0 - r) - tiny, 0.0)
 
     @property
     def error_models(self) -> list[tuple[float, float, float]]:
@@ -189,17 +237,18 @@ class GridLaw:
             for slack, rel, tail in self.error_models:
                 if rel + tail >= 1.0:
                     continue
-                if eps >= self.top:
+                if self.above_top(eps):
                     # only the atom at +inf counts above the support; it is formed by products
                     # and sums of scalars (never by FFT), so its error is relative: the slack and
                     # the relative bounds scale it instead of being added (exactly 0 when it is)
                     best = min(best, self.inf * (1.0 + 2.0 * (rel + tail + slack)
                                                  + 16.0 * EPS_MACH))
                 else:
-                    # raw >= (1 - rel - tail) delta - slack (module docstring, point 3)
-                    best = min(best, (raw + slack) / (1.0 - rel - tail))
+                    # raw >= (1 - rel - tail) delta - slack (module docstring, point 3); the
+                    # sum, the difference and the quotient round within 2 u of the result
+                    best = min(best, (raw + slack) / (1.0 - rel - tail) * (1.0 + 2.0 * EPS_MACH))
             return best
-        return max(max(0.0, (raw - slack) / (1.0 + rel + tail))
+        return max(max(0.0, (raw - slack) / (1.0 + rel + tail) * (1.0 - 2.0 * EPS_MACH))
                    for slack, rel, tail in self.error_models)
 
 
@@ -624,27 +673,50 @@ def _hull_jumps(xs: FloatArray, jumps: FloatArray, kept: FloatArray) -> FloatArr
 
 
 def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: FloatArray,
-                  pn: FloatArray, x: FloatArray, nodes: FloatArray, pessimistic: bool) -> float:
+                  pn: FloatArray, x: FloatArray, nodes: FloatArray, pessimistic: bool,
+                  shift: float = 0.0) -> float:
     """Add atoms (losses, Q-masses) to the cells and nodes of a grid starting at node j0 (in
-    place). An atom within 1e-9 h of a node is put on it; the change of delta this may cause in
-    the unsound direction is returned, to be added to the slack."""
+    place), on the grid {shift + j h}. An atom within 1e-9 h of a node is put on it. Returned:
+    how far below its loss a pessimistic law puts an atom (its ``GridLaw.lag``; 0 for an
+    optimistic law, whose moves up and position errors ``atom_position_errors`` bounds).
+
+    An atom's place in its cell, t = l - g, is computed within dt = 1.01 u (|l| + 2 h) (u =
+    EPS_MACH) of the exact one: l - shift rounds within u/2 of |l|, the node g = c h within u/2
+    of |c h| <= |l| + h, the difference and a pessimistic law's addition of dt within u/2 of h
+    each. A pessimistic law takes t + dt, at or above the exact place: the connect-the-dots share
+    sent up grows with t, so a t rounded low would split the atom below itself, and delta at the
+    cell's lower node (where the split is exact) would fall below the truth (hypothesis: a finite
+    pair's atom at -0.503 on h 1.9e-4, 2.8e-11 relative). An atom put on a node may lie above it
+    (by up to t + dt, or t + dt - h): the lag is the largest such gap, taken in exact rational
+    arithmetic (few atoms lie on nodes), so an atom exactly on its node keeps delta exactly 0 at
+    and above it; charged to the slack instead, a few ulp per copy made W2's delta 1e-15
+    unreachable. An optimistic law keeps the computed t."""
     keep = qm > 0
-    losses, qm = losses[keep], qm[keep]
+    given, qm = losses[keep], qm[keep]
+    losses = given - shift
     cell = np.ceil(losses / h).astype(np.int64) - 1
-    t = np.clip(losses - cell * h, 0.0, h)
+    dt = 1.01 * EPS_MACH * (np.abs(losses) + 2.0 * h)
+    raw = losses - cell * h + (dt if pessimistic else 0.0)
+    t = np.clip(raw, 0.0, h)
     top = t >= h * (1 - 1e-9)
     bottom = t <= h * 1e-9
     on = top | bottom
     node = np.where(top, cell + 1, cell) - j0
     nodes += np.bincount(node[on], weights=qm[on], minlength=nodes.size)
-    moved = np.where(top, h - t, t)[on] * qm[on]
     off = ~on
     idx = cell[off] - j0
     q += np.bincount(idx, weights=qm[off], minlength=q.size)
     pn += np.bincount(idx, weights=qm[off] * np.exp(-t[off]), minlength=q.size)
     x += np.bincount(idx, weights=qm[off] * -np.expm1(-t[off]), minlength=q.size)
-    # pessimistic laws must not move mass down, optimistic ones not up
-    return float((moved * (bottom[on] if pessimistic else top[on])).sum())
+    if not pessimistic:
+        return 0.0
+    # a pessimistic law must not move mass down: the atoms put on a node below them set the lag
+    moved = np.where(top, h, np.where(bottom, 0.0, t)) - raw
+    lag = Fraction(0)
+    for i in np.flatnonzero(on & (moved < 0.0)).tolist():
+        place = (int(j0) + int(node[i])) * Fraction(h) + Fraction(shift)
+        lag = max(lag, Fraction(float(given[i])) - place)
+    return math.nextafter(float(lag), math.inf) if lag > 0 else 0.0
 
 
 def atom_position_errors(h: float, j0: int, size: int, losses: FloatArray, qm: FloatArray,
@@ -687,25 +759,28 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
     {shift + j h}; an optimistic law's masses may err by ``slack`` and ``rel`` (its profile within
     1 + rel of the exact one, plus slack)."""
     keep = qm > 0
-    losses, qm = losses[keep] - shift, qm[keep]
+    losses, qm = losses[keep], qm[keep]
     if losses.size == 0:
         return GridLaw(h, 0, np.zeros(1), inf + (q_above if pessimistic else 0.0), slack, pessimistic,
                        0.0, shift)
-    j0 = math.floor(float(losses.min()) / h) - 1
+    rel_losses = losses - shift
+    j0 = math.floor(float(rel_losses.min()) / h) - 1
     r = REFINE[pessimistic]
-    n = r * (math.ceil(float(losses.max()) / h) + 1 - j0)
+    n = r * (math.ceil(float(rel_losses.max()) / h) + 1 - j0)
     q, pn, x, nodes = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n + 1)
-    extra = deposit_atoms(h / r, r * j0, losses, qm, q, pn, x, nodes, pessimistic)
+    lag = deposit_atoms(h / r, r * j0, losses, qm, q, pn, x, nodes, pessimistic, shift)
     k = qm.size + 8
     if pessimistic:
-        return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
-                          pessimistic=True, slack=slack + extra, node_q=nodes, shift=shift,
-                          rel=rel, errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
+        law = from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
+                         pessimistic=True, slack=slack, node_q=nodes, shift=shift, rel=rel,
+                         errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
+        # no finite mass of the exact law lies above its largest atom
+        return replace(law, lag=lag, support_top=float(losses.max()))
     # optimistic: the contents are sums of at most qm.size products, each within 3 u; an atom's
     # position (l - shift, then t = l - g) within 2 u (|l - shift| + h) of the exact one, and the
-    # moves up onto nodes (``extra``), bounded node by node (``atom_position_errors``)
-    moved = atom_position_errors(h / r, r * j0, nodes.size, losses, qm,
-                                 2.02 * EPS_MACH * (np.abs(losses) + h))
+    # moves up onto nodes, bounded node by node (``atom_position_errors``)
+    moved = atom_position_errors(h / r, r * j0, nodes.size, rel_losses, qm,
+                                 2.02 * EPS_MACH * (np.abs(rel_losses) + h))
     return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
                       pessimistic=False, slack=slack, node_q=nodes, shift=shift, rel=rel,
                       errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH, moved))
@@ -732,7 +807,8 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     nz = np.flatnonzero(law.masses > 0)
     if nz.size == 0:
         return GridLaw(law.h * factor, 0, np.zeros(1), law.inf + law.top_mass, law.slack,
-                       law.pessimistic, law.rel, law.shift, tail=law.tail)
+                       law.pessimistic, law.rel, law.shift, tail=law.tail, lag=law.lag,
+                       support_top=law.support_top)
     # in units u = h / r of the cells read (r = REFINE): old node i at i r, a cell every factor;
     # the first and last points with mass set the new grid (cell c = ceil(i / factor) - 1)
     r = REFINE[law.pessimistic]
@@ -772,14 +848,15 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
                      alt=None if law.alt is None else (law.alt[0], law.alt[1]),
                      errors=ContentErrors((factor + 8) * EPS_MACH, (factor + 10) * EPS_MACH))
     if not law.pessimistic:
-        return replace(out, cut=max(0, math.ceil((law.top - out.top) / out.h - 1e-9)))
+        return replace(out, cut=max(0, math.ceil((law.top - out.top) / out.h - 1e-9)),
+                       lag=law.lag, support_top=law.support_top)
     tail = law.tail + (factor + 8) * EPS_MACH
     alt = (None if law.alt is None
            else (law.alt[0], law.alt[1], law.alt[2] + (factor + 8) * EPS_MACH))
     # the top atom moves up to the new top
     return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel,
                    law.shift, law.top_mass, max(0, math.ceil((law.top - out.top) / out.h - 1e-9)),
-                   tail, alt=alt)
+                   tail, alt=alt, lag=law.lag, support_top=law.support_top)
 
 
 # ============================ composition ========================================================
@@ -837,10 +914,11 @@ def truncate(law: GridLaw, tail: float = TAIL_MASS, floor: float = 0.0) -> GridL
         more = sum_rounding(m.size)
         alt = None if law.alt is None else (law.alt[0], law.alt[1], law.alt[2] + more)
         return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, True, law.rel, law.shift,
-                       law.top_mass + above, cut, law.tail + more, alt=alt)
+                       law.top_mass + above, cut, law.tail + more, alt=alt, lag=law.lag,
+                       support_top=law.support_top)
     # dropping mass lowers the profile: the one-sided bounds of an optimistic law are kept
     return GridLaw(law.h, law.offset + lo, kept, law.inf, law.slack, False, law.rel, law.shift,
-                   0.0, cut, alt=law.alt)
+                   0.0, cut, alt=law.alt, lag=law.lag, support_top=law.support_top)
 
 
 def _fft_relative_error(nf: int) -> float:
@@ -1148,8 +1226,17 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
     ea, eb = a.error_models, b.error_models
     slack, rel, tail_rel = errors(ea[0], eb[0])
     alt = None if len(ea) + len(eb) == 2 else errors(ea[-1], eb[-1])
+    # the grids' shifts add; the sum's rounding moves every point by at most half an ulp of it
+    shift = a.shift + b.shift
+    lag = a.lag + b.lag + abs(float(Fraction(a.shift) + Fraction(b.shift) - Fraction(shift)))
+    # the supports' tops add (rounded up)
+    support_top = a.support_top + b.support_top
+    if math.isfinite(support_top) and (Fraction(support_top)
+                                       < Fraction(a.support_top) + Fraction(b.support_top)):
+        support_top = math.nextafter(support_top, math.inf)
     law = GridLaw(a.h, a.offset + b.offset, out, min(inf, 1.0), slack, a.pessimistic, rel,
-                  a.shift + b.shift, top_mass, a.cut + b.cut, tail_rel, alt=alt)
+                  shift, top_mass, a.cut + b.cut, tail_rel, alt=alt, lag=lag,
+                  support_top=support_top)
     return truncate(law, tail=tail, floor=8.0 * floor)
 
 

@@ -109,6 +109,9 @@ class _TailDirection(LossDirection):
     which give the pessimistic split without cancellation (``_plderror``)."""
 
     q_inf: float = 0.0
+    #: whether ``support`` is exact (no finite mass above its top, whatever the tail): the
+    #: pessimistic law then keeps delta exactly q_inf from there on (``GridLaw.support_top``)
+    bounded: bool = False
 
     @abstractmethod
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]: ...
@@ -174,12 +177,13 @@ class _TailDirection(LossDirection):
         nodes = np.zeros(g.size)
         if pessimistic:  # r = 1: the cells are those of the law's grid
             x = self._split_up(g, dg, h, q, x, errors.dx)
-            extra = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
-            law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
-                             q_below=float(fq[0]), pessimistic=True, slack=extra, node_q=nodes)
+            lag = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
+            law = replace(from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+                                     q_below=float(fq[0]), pessimistic=True, node_q=nodes),
+                          lag=lag, support_top=hi if self.bounded else math.inf)
             self._forget()
             in_cells = np.abs(q - cells_q) + EPS_MACH * q
-            return source_tail_law(law, tails, errors, cells_q, in_cells, nodes, extra)
+            return source_tail_law(law, tails, errors, cells_q, in_cells, nodes)
         with np.errstate(invalid="ignore"):
             moved = np.where(np.isfinite(raw), np.abs(raw - pn), np.inf)
         bounds = self._optimistic_bounds(g, dg, hc, q, pn, x, errors)
@@ -385,6 +389,7 @@ class _LaplaceDirection(_TailDirection):
     """(Lap(0,1), Lap(eps,1)): atoms at +-eps, L = 2x - eps in between (symmetric)."""
 
     eps: float
+    bounded = True
 
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         # the continuous part only (x in (0, eps)); its Q- and P-masses are both (1 - e^-eps)/2

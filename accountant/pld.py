@@ -489,7 +489,12 @@ def _lower_end(opt: GridLaw, delta: float, upper: float) -> float:
 
 def _law_curve(law: GridLaw) -> PiecewiseLinearTradeoff:
     nz = law.masses > 0
-    losses = np.concatenate([law.losses[nz], [law.top]])
+    # the exact nodes shift + K h are computed within u (|K h| + |shift|) and the exact law lies
+    # up to ``lag`` above them: moved up by both (and by the addition's rounding), the pair
+    # dominates the exact one
+    k_max = max(abs(law.offset), abs(law.offset + law.masses.size - 1 + law.cut))
+    up = law.lag + 2.02 * EPS_MACH * (abs(law.shift) + k_max * law.h + law.lag)
+    losses = np.concatenate([law.losses[nz], [law.top]]) + up
     q = np.concatenate([law.masses[nz], [law.top_mass]])
     order = np.argsort(-losses, kind="stable")
     losses, q = losses[order], q[order]
