@@ -22,6 +22,14 @@ from .validation import check_reals as check_reals
 
 T = TypeVar("T")
 
+#: Largest error, in ulp of the result, of the float64 elementary functions the accountant calls
+#: (numpy's and math's exp, log, expm1, log1p, and what is built on them: logaddexp, expit): numpy's
+#: SIMD kernels (SVML, on AVX-512 machines) err by up to 4 ulp (numpy PR 19478 documents the
+#: maximum ULP error); glibc's are below 1 ulp. Every bound on such a result reads it.
+LIBM_ULP = 4
+#: The relative error that allows a result y: LIBM_ULP ulp(y) <= LIBM_ULP 2^-52 |y|.
+LIBM_REL = LIBM_ULP * 2.0 ** -52
+
 #: Relative tolerance of every ``epsilon(delta)`` search: the reported epsilon is at most this much
 #: (relatively) above the smallest epsilon with ``delta(epsilon) <= delta``.
 EPSILON_RTOL = 1e-12

@@ -57,7 +57,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ._numeric import FloatArray
+from ._numeric import LIBM_REL, FloatArray
 from ._pldgrid import EPS_MACH, GridLaw
 
 U = EPS_MACH / 2.0
@@ -148,13 +148,14 @@ def up_share(slope: FloatArray, h: float) -> FloatArray:
     int_{(A-1)h}^{Ah} mu(a) da (d/dc log M(c) = h mu(c h), ``_tilted_mean``). D is taken by the
     midpoint rule, whose error is at most h^3 max|mu''| / 24 <= h^3 / 1000 (mu'' = L''(a/2) / 8
     with Langevin's L, |L''| < 0.11). Rounding: a error 2u|a| moves mu by at most 1/12 of it
-    (0 <= mu' <= 1/12); the rest rounds relatively (8 u on the result). Slope +inf gives 1."""
+    (0 <= mu' <= 1/12); the rest rounds relatively: two expm1 (LIBM_REL each), the quotient and
+    the product. Slope +inf gives 1."""
     alpha = (np.asarray(slope, dtype=np.float64) - 0.5) * h
     mu, err = _tilted_mean(alpha)
     with np.errstate(invalid="ignore"):
         mu_up = mu + err + np.where(np.isfinite(alpha), U * np.abs(alpha) / 6.0, 0.0)
     d_up = h * np.minimum(mu_up, 1.0) * (1.0 + 2.0 * U) + h ** 3 / 1000.0
-    share = -np.expm1(-d_up) / -math.expm1(-h) * (1.0 + 8.0 * U)
+    share = -np.expm1(-d_up) / -math.expm1(-h) * (1.0 + 2.0 * LIBM_REL + 4.0 * U)
     return np.asarray(np.clip(share, 0.0, 1.0), dtype=np.float64)
 
 
@@ -165,7 +166,8 @@ def deficit_share(slope: FloatArray, w: float) -> FloatArray:
     conditional law dominates, in likelihood ratio, hence stochastically, the law of density
     proportional to e^{a t} on (0, w), and e^{w - t} decreases, so the share is at most
     e^{w - D} - 1 with D = log M(a) - log M(a - 1) as in ``up_share``, taken from below (midpoint
-    rule and its h^3/1000, every rounding padded). Slope -inf (or NaN) gives e^w - 1, the most."""
+    rule and its h^3/1000, every rounding padded; expm1's LIBM_REL). Slope -inf (or NaN) gives
+    e^w - 1, the most."""
     a = np.asarray(slope, dtype=np.float64)
     alpha = np.where(np.isnan(a), -np.inf, a - 0.5) * w
     mu, err = _tilted_mean(alpha)
@@ -173,24 +175,26 @@ def deficit_share(slope: FloatArray, w: float) -> FloatArray:
         mu_lo = mu - err - np.where(np.isfinite(alpha), U * np.abs(alpha) / 6.0, 0.0)
     mu_lo = np.where(np.isnan(a), 0.0, mu_lo)
     d_lo = w * np.clip(mu_lo, 0.0, 1.0) * (1.0 - 2.0 * U) - w ** 3 / 1000.0
-    share = np.expm1(np.clip(w - d_lo, 0.0, w)) * (1.0 + 8.0 * U)
+    share = np.expm1(np.clip(w - d_lo, 0.0, w)) * (1.0 + LIBM_REL + 4.0 * U)
     return np.asarray(share, dtype=np.float64)
 
 
 def scaled_p(g: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
     """e^g p for cells' P-masses p (negative ones as 0) at their lower nodes g (computed within
-    u |g| of the exact ones), and a bound on its error: p e^g where e^g is finite (2 ulp for exp,
-    1 for the product, and e^g's sensitivity to g's rounding), else exp(g + log p) (an argument
-    of size up to |g| + |log p|)."""
+    u |g| of the exact ones), and a bound on its error: p e^g where e^g is finite (LIBM_REL for
+    exp, 2u for the product, and e^g's sensitivity to g's rounding), else exp(g + log p) (the
+    argument errs by u |g|, log's LIBM_REL |log p| and the sum's u (|g| + |log p|), exp adds
+    LIBM_REL)."""
     pc = np.maximum(p, 0.0)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         pn = pc * np.exp(np.minimum(g, 700.0))
-        rounding = 6.0 * U + 2.0 * U * np.abs(g)
+        rounding = LIBM_REL + 2.0 * U + 2.0 * U * np.abs(g)
         far = ~(g < 700.0)  # log space (NaN included), evaluated there only
         if far.any():
             gf, pf = g[far], pc[far]
             pn[far] = np.exp(gf + np.log(pf))
-            rounding[far] = 4.0 * U * (np.abs(gf) + np.abs(np.log(np.maximum(pf, 1e-300))) + 2.0)
+            rounding[far] = (LIBM_REL + 2.0 * U) * (np.abs(gf)
+                                                    + np.abs(np.log(np.maximum(pf, 1e-300))) + 2.0)
         rounding = rounding * pn
     return (np.asarray(pn, dtype=np.float64),
             np.asarray(np.where(np.isnan(rounding), np.inf, rounding), dtype=np.float64))

@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 import mpmath
 import numpy as np
 
-from ._numeric import check_count, hypot_up, log_binomial_pmf, round_up, sum_up
+from ._numeric import LIBM_REL, check_count, hypot_up, log_binomial_pmf, round_up, sum_up
 from .conversions import to_rdp
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .pld import PLD, check_tol, compose_plds
@@ -166,7 +166,8 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
 
     Rounding is bounded and passed on (``FiniteLossTradeoff`` rounds outward): a loss is a sum of
     G group terms, each within ulp of |k eps|; a log-mass is a sum of terms of magnitude at most
-    ``log_scale``, each computed within 4 ulps (gammaln, log1p), and exp adds one ulp.
+    ``log_scale``, each computed within LIBM_ULP ulps (gammaln, log1p), and exp adds LIBM_ULP ulps
+    (within the four spare terms).
     """
     pairs = [_eps_delta(g) for g in _guarantee_list(gs)]
     log_no_atom = math.fsum(math.log1p(-d) for _, d in pairs)
@@ -193,7 +194,7 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
     atom = _atom_up([d for _, d in pairs])
     u = 2.0 ** -53
     # relative error of one mass, doubled by the normalisation, plus the normalising sum
-    mass_rtol = 2.0 * (8.0 * u * (len(groups) + 4) * (1.0 + log_scale)) + (q.size + 4) * u
+    mass_rtol = 2.0 * (LIBM_REL * (len(groups) + 4) * (1.0 + log_scale)) + (q.size + 4) * u
     loss_atol = 2.0 * u * (len(groups) + 1) * loss_scale
     return FDP(FiniteLossTradeoff.from_losses(
         losses, q / q.sum() * (1 - atom), q_inf=atom, p_ninf=atom,

@@ -10,7 +10,7 @@ import mpmath
 import numpy as np
 from scipy import special
 
-from ._numeric import check_count, check_real, check_reals, round_up, sum_up
+from ._numeric import LIBM_REL, check_count, check_real, check_reals, round_up, sum_up
 from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP, rdp_classic_epsilon
 from .tradeoff import (
     FiniteLossTradeoff,
@@ -217,7 +217,8 @@ def _renyi_one_way_up(losses: np.ndarray, q: np.ndarray, p_gap: float, rtol: flo
         for x in (lo, hi):
             a = np.expm1(c * x) / c if c > 0.0 else x
             b = np.expm1(-x)
-            v = np.maximum(a + b, 0.0) + 8.0 * _U * (np.abs(a) + np.abs(b) + np.abs(x))
+            # two expm1 (LIBM_REL each), c x, the quotient and the sum (u each)
+            v = np.maximum(a + b, 0.0) + (LIBM_REL + 4.0 * _U) * (np.abs(a) + np.abs(b) + np.abs(x))
             worst = np.maximum(worst, v)
         s = (float(np.sum(qm * worst)) * (1.0 + r) + p_gap) * (1.0 + 2.0 * (l_.size + 2) * _U)
         if c == 0.0:
@@ -227,10 +228,12 @@ def _renyi_one_way_up(losses: np.ndarray, q: np.ndarray, p_gap: float, rtol: flo
         log_q = np.log(qm)
         ex = log_q + c * hi
         lse = float(special.logsumexp(ex))
-        err = 4.0 * _U * float(np.max(np.abs(log_q) + np.abs(c * hi))) + r \
-            + (l_.size + 4) * _U + 2.0 * _U * abs(lse)
+        # log q (LIBM_REL), c hi and the sum (u each); logsumexp: its exp terms (LIBM_REL
+        # relative), the sum, and log (LIBM_REL of a value at most log n) and the final sum
+        err = (LIBM_REL + 2.0 * _U) * float(np.max(np.abs(log_q) + np.abs(c * hi))) + r \
+            + (l_.size + 4) * _U + LIBM_REL * (1.0 + math.log(l_.size)) + 2.0 * _U * abs(lse)
         val = (lse + err) / c
-    return max(0.0, math.nextafter(val * (1.0 + 4.0 * _U), math.inf))
+    return max(0.0, math.nextafter(val * (1.0 + LIBM_REL + 4.0 * _U), math.inf))  # log1p, /c
 
 
 def _finite_pair_renyi(f: FiniteLossTradeoff, order: float) -> float:
@@ -243,9 +246,13 @@ def _finite_pair_renyi(f: FiniteLossTradeoff, order: float) -> float:
     if f.p_ninf > 0.0:
         return direct
     with np.errstate(divide="ignore"):
-        p = np.exp(np.log(q) - l_)  # P-masses q e^{-l} <= 1: no overflow
-    reverse = _renyi_one_way_up(-l_, p, f.q_inf, f.mass_rtol + f.loss_atol + 4.0 * _U,
-                                f.loss_atol, order)
+        log_q = np.log(q)
+        p = np.exp(log_q - l_)  # P-masses q e^{-l} <= 1: no overflow
+    # their error: the losses', log's LIBM_REL |log q|, the difference's u |log q - l| and exp's
+    held = q > 0.0
+    arg = float(np.max(np.abs(log_q[held]) + np.abs(l_[held]))) if held.any() else 0.0
+    rtol = f.mass_rtol + f.loss_atol + (LIBM_REL + 2.0 * _U) * (1.0 + arg)
+    reverse = _renyi_one_way_up(-l_, p, f.q_inf, rtol, f.loss_atol, order)
     return min(direct, reverse)
 
 

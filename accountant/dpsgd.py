@@ -23,7 +23,7 @@ import mpmath
 import numpy as np
 from scipy import special
 
-from ._numeric import FloatArray, check_count, check_real, round_up
+from ._numeric import LIBM_REL, FloatArray, check_count, check_real, round_up
 from ._pldgrid import EPS_MACH
 from .calibration import calibrate, calibrate_count
 from .guarantees import GDP, RDP, ApproxDP, Guarantee
@@ -117,7 +117,9 @@ def _log_a_integer(q: float, s: float, a: int) -> float:
     parts = np.abs(log_c) + np.where(np.isfinite(head), np.abs(head), 0.0) + np.abs(k * math.log(q)) \
         + np.abs(log_em1) + x + 1.0
     err = 16.0 * EPS_MACH * (float(np.max(np.where(np.isfinite(terms), parts, 0.0))) + a + 8)
-    return math.nextafter(float(np.logaddexp(0.0, lse + err)) * (1.0 + 4.0 * EPS_MACH), math.inf)
+    # logaddexp(0, x) = log1p(e^x) for x < 0: exp's and log1p's LIBM_REL relatively, and a sum
+    return math.nextafter(float(np.logaddexp(0.0, lse + err)) * (1.0 + 2.0 * LIBM_REL
+                                                                  + 2.0 * EPS_MACH), math.inf)
 
 
 #: Terms of each series summed before the alternating remainder is taken (multiplied by 4 up to
@@ -169,8 +171,8 @@ def _series_bounds(term: Terms,
         logs, err, sign = logs[skip:], err[skip:], sign[skip:]
         top = float(np.max(logs + err))
         shift = top if top > 600.0 else 0.0  # e^shift is put back by the caller (in mpmath)
-        hi = np.exp(logs + err - shift) * (1.0 + 2.0 * u)
-        lo = np.exp(logs - err - shift) * (1.0 - 2.0 * u)
+        hi = np.exp(logs + err - shift) * (1.0 + LIBM_REL + 2.0 * u)  # exp, the sum, the product
+        lo = np.exp(logs - err - shift) * (1.0 - LIBM_REL - 2.0 * u)
         up_terms = np.where(sign[:-1] > 0, hi[:-1], -lo[:-1])
         lo_terms = np.where(sign[:-1] > 0, lo[:-1], -hi[:-1])
         # the leading terms (where the large ones cancel) exactly rounded; the small tail by
@@ -196,7 +198,9 @@ def _log_binomial_abs(a: float, n: int) -> tuple[FloatArray, FloatArray, FloatAr
     i = np.arange(n + 1, dtype=np.float64)
     step_a, step_b = np.log(np.abs(a - i[:-1])), np.log(i[1:])
     log_c = np.concatenate([[0.0], np.cumsum(step_a - step_b)])
-    err = np.concatenate([[0.0], np.cumsum(4.0 * u * (np.abs(step_a) + np.abs(step_b) + 1.0))]) \
+    # each step: two logs (LIBM_REL), a - i and the difference (u each)
+    err = np.concatenate([[0.0], np.cumsum((LIBM_REL + u) * (np.abs(step_a) + np.abs(step_b)
+                                                             + 1.0))]) \
         + 2.0 * u * i * np.abs(log_c)
     fa = math.floor(a)
     sign = np.where((i <= fa + 1) | ((i - fa - 1) % 2 == 0), 1.0, -1.0)

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._numeric import (
+    LIBM_REL,
     FloatArray,
     as_float_array,
     check_real,
@@ -222,7 +223,8 @@ def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:
     Kamath & Steinke [@canonne2020discrete, Prop. 12] and Asoodeh et al. [@asoodeh2021three]:
     delta = exp((a-1)(rdp_eps - eps)) / a * (1 - 1/a)^(a-1); at order infinity RDP is pure
     rdp_eps-DP and delta is its profile. Rounded up: the exponent is raised by a bound on its
-    rounding error (8 ulps of each term; log1p(-1/a) contributes a/(a-1) ulps near a = 1); below
+    rounding error (LIBM_REL and 4 u of each term, log and log1p erring by LIBM_REL; log1p(-1/a)
+    contributes a/(a-1) ulps near a = 1), exp's LIBM_REL taken off its result; below
     the normal range, where a relative margin is lost, by one subnormal step (never 0)."""
     a = order
     if rdp_eps == math.inf:
@@ -232,8 +234,8 @@ def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:
     t1 = (a - 1.0) * (rdp_eps - eps)
     t2 = (a - 1.0) * math.log1p(-1.0 / a)
     t3 = math.log(a)
-    err = 8.0 * _U * (abs(t1) + abs(t2) + abs(t3) + a)
-    d = math.exp(min(t1 + t2 - t3 + err, 0.0)) * (1.0 + 4.0 * _U)
+    err = (LIBM_REL + 4.0 * _U) * (abs(t1) + abs(t2) + abs(t3) + a)
+    d = math.exp(min(t1 + t2 - t3 + err, 0.0)) * (1.0 + LIBM_REL + 2.0 * _U)
     return d if d >= sys.float_info.min else math.nextafter(d, math.inf)
 
 
@@ -247,14 +249,14 @@ def rdp_epsilon(order: float, rdp_eps: float, delta: float) -> float:
         return PureDP(rdp_eps).epsilon(delta)
     t1 = math.log1p(-1.0 / a)
     t2 = (math.log(delta) + math.log(a)) / (a - 1.0)
-    err = 8.0 * _U * (abs(rdp_eps) + abs(t1) + a / (a - 1.0) + abs(t2))
+    err = (LIBM_REL + 4.0 * _U) * (abs(rdp_eps) + abs(t1) + a / (a - 1.0) + abs(t2))
     return max(0.0, math.nextafter(rdp_eps + t1 - t2 + err, math.inf))
 
 
 def rdp_classic_epsilon(order: float, rdp_eps: float, delta: float) -> float:
     """The classic eps = rdp_eps + log(1/delta)/(a - 1) [@mironov2017renyi, Prop. 3], rounded up."""
     t = -math.log(delta) / (order - 1.0)
-    return math.nextafter(rdp_eps + t + 8.0 * _U * (rdp_eps + t), math.inf)
+    return math.nextafter(rdp_eps + t + (LIBM_REL + 4.0 * _U) * (rdp_eps + t), math.inf)
 
 
 #: Orders searched for a curve given as a function: 1 + e^t for t in [_MIN_LOG_ORDER, log _MAX_ORDER].

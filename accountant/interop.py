@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from fractions import Fraction
 from typing import Any
 
+from ._numeric import LIBM_ULP
 from .composition import compose
 from .guarantees import FDP, GDP, RDP, ZCDP, Guarantee, PureDP
 from .pld import PLD, pld_from_guarantee
@@ -200,7 +201,7 @@ def _(event: Any) -> Guarantee:
     if p == 1.0:
         return PureDP(0.0)
     ratio = 1 + k * (1 - Fraction(p)) / Fraction(p)  # exact; eps rounded up (a looser RR is dominated)
-    eps = math.nextafter(math.log(ratio), math.inf) + 4 * math.ulp(math.log(ratio))
+    eps = math.nextafter(math.log(ratio), math.inf) + LIBM_ULP * math.ulp(math.log(ratio))
     return PLD.randomized_response(eps, k)
 
 

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from ._numeric import (
+    LIBM_REL,
     FloatArray,
     as_float_array,
     check_count,
@@ -230,7 +231,9 @@ class _TailDirection(LossDirection):
         slopes = self.slope_bounds(g, dg)
         if slopes is not None:
             c_w = -math.expm1(-w)
-            x_up = np.minimum(x_up, q_up * (up_share(slopes[1], w) * c_w) * (1.0 + 4.0 * EPS_MACH))
+            # c_w: expm1's error (LIBM_REL) and three products' roundings
+            x_up = np.minimum(x_up, q_up * (up_share(slopes[1], w) * c_w)
+                              * (1.0 + LIBM_REL + 2.0 * EPS_MACH))
             def_up = np.minimum(def_up, q_up * deficit_share(slopes[0], w) * (1.0 + 4.0 * EPS_MACH))
         with np.errstate(invalid="ignore"):
             x_up, def_up = (np.where(np.isnan(a), np.inf, a) for a in (x_up, def_up))
@@ -413,12 +416,14 @@ class _LaplaceDirection(_TailDirection):
         # both densities of the continuous part are at most 1/4 in the loss: an argument error dg
         # moves a tail by at most a quarter of it, and only where the exact or the computed
         # argument lies in (-eps, eps) (outside, the tails are the constants 0 and ``total``);
-        # eps - g rounds relatively (exactly near eps, Sterbenz), and so do the closed forms
-        # (expm1, products): a few u of the value; total - sq cancels within u total (g < 0)
+        # eps - g rounds relatively (exactly near eps, Sterbenz), and so do the closed forms: sp =
+        # e^-eps expm1(.) / 2 errs by two elementary functions' LIBM_REL, its argument's u (expm1
+        # is at most as sensitive as its argument) and two products'; sq by less; total - sq
+        # cancels within u total (g < 0)
         u = EPS_MACH / 2
         band = (g > -self.eps - dg) & (g < self.eps + dg)
         ab = 0.3 * np.where(band, dg, 0.0) + np.where(g < 0.0, 2 * u * -math.expm1(-self.eps), 0.0)
-        return np.full(g.shape, 16 * u), np.asarray(ab, dtype=np.float64)
+        return np.full(g.shape, 2.0 * LIBM_REL + 4.0 * u), np.asarray(ab, dtype=np.float64)
 
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
@@ -437,6 +442,19 @@ def _mixture_log(r: float, l_: FloatArray) -> FloatArray:
     """log(1 - r + r e^l), the loss of the subsampled pair (P, (1-r)P + rQ) at a base loss l."""
     out = np.logaddexp(math.log1p(-r), math.log(r) + l_)
     return np.asarray(np.where(l_ == 0.0, 0.0, out), dtype=np.float64)  # exact at l = 0
+
+
+def mixture_log_error(r: float, mixed: FloatArray, l_: FloatArray) -> FloatArray:
+    """Bound on |``_mixture_log``(r, l) - phi(l)| for doubles l (``mixed`` its values; 0 at l = 0,
+    where it is exact). It cancels near l = 0, so it errs by ulps of its operands, not of itself:
+    logaddexp(x, y) = max + log1p(e^{-|x - y|}) has weights in [0, 1] summing to 1 on x = log(1 - r)
+    and y = log r + l, which err by LIBM_REL |x| and LIBM_REL |log r| + u (|log r| + |l|); the
+    difference, exp and log1p (a value at most log 2, slope at most 1/2 in exp's relative error)
+    add at most 1.2 LIBM_REL + u (|x| + |y|) / 2, the final sum u |phi|. With s = |log(1 - r)| +
+    |log r| >= 2 log 2 > 1.2, all of it is below (2 LIBM_REL + 2u) (|phi| + s + |l|)."""
+    scale = abs(math.log1p(-r)) + abs(math.log(r))
+    err = (2.0 * LIBM_REL + EPS_MACH) * (np.abs(mixed) + scale + np.abs(l_))
+    return np.asarray(np.where(l_ == 0.0, 0.0, err), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -490,9 +508,14 @@ class SubsampledTailDirection(_TailDirection):
                 l_ = known
             if dv is None:
                 return l_, l_
-            dy = (u * np.abs(em) + (em + 1.0) * dv) * 1.01 + u * np.abs(y)
-            d_near = np.where(y > dy, dy / (y - dy) * 1.01 + u * (np.abs(l_) + 4.0), np.inf)
-            d_far = 2.6 * dv + 4 * u * (np.abs(v) + np.abs(l_) + abs(math.log(r)) + 2.0)
+            # near: expm1 (LIBM_REL of em), the sum, the quotient (u) and log (LIBM_REL of l);
+            # far: exp, log1p (its argument at most 0.37 in modulus) and log r (LIBM_REL each,
+            # of values at most |v| + |l| + |log r| + 1) and three roundings
+            dy = (LIBM_REL * np.abs(em) + (em + 1.0) * dv) * 1.01 + u * np.abs(y)
+            d_near = np.where(y > dy, dy / (y - dy) * 1.01 + LIBM_REL * np.abs(l_) + 4.0 * u,
+                              np.inf)
+            d_far = 2.6 * dv + (2.0 * LIBM_REL + 4.0 * u) * (np.abs(v) + np.abs(l_)
+                                                             + abs(math.log(r)) + 2.0)
             dl = np.where(np.isfinite(l_), np.where(v > 1.0, d_far, d_near), 0.0)
         return l_, np.asarray(dl, dtype=np.float64)
 
@@ -560,7 +583,7 @@ class SubsampledTailDirection(_TailDirection):
         d_q0, d_p0 = self.base.tail_errors(l_, dl, memo[1], (1, 3) if remove else (0, 2))
         with np.errstate(over="ignore", invalid="ignore"):
             eg = np.exp(g)
-            slack_g = eg * (dg + 4.0 * u) * 1.01 + 4.0 * u
+            slack_g = eg * (dg + LIBM_REL + 2.0 * u) * 1.01 + 4.0 * u  # exp's and g's error
             via_l = np.where(np.isfinite(l_), r * np.exp(l_ + dl), np.inf)
             if remove:
                 coef = np.minimum(via_l, np.abs((1.0 - r) - eg) + slack_g)
@@ -592,8 +615,9 @@ class SubsampledTailDirection(_TailDirection):
         l_lo, l_hi = _cells(l_, dl)
         c = (1.0 - r) / r
         with np.errstate(invalid="ignore", over="ignore"):
-            d_max = (1.0 + c * np.exp(-l_lo)) * (1.0 + 4.0 * EPS_MACH)
-            d_min = (1.0 + c * np.exp(-l_hi)) * (1.0 - 4.0 * EPS_MACH)
+            # c (2 roundings), exp (LIBM_REL), the product and the sum
+            d_max = (1.0 + c * np.exp(-l_lo)) * (1.0 + LIBM_REL + 3.0 * EPS_MACH)
+            d_min = (1.0 + c * np.exp(-l_hi)) * (1.0 - LIBM_REL - 3.0 * EPS_MACH)
 
             def scaled(a: FloatArray, top: bool) -> FloatArray:
                 """max (top) or min over the interval of a D, for a constant a."""
@@ -639,15 +663,11 @@ class SubsampledTailDirection(_TailDirection):
         return tuple(float(a) for a in self.point_masses()[0])
 
     def atom_error(self) -> FloatArray:
-        # logaddexp(log1p(-r), log r + l) cancels near 0: a few ulp of its operands, not of the
-        # result (exact at l = 0, ``_mixture_log``); its slope in l is at most 1, so the base's
-        # own position errors carry over
+        # ``mixture_log_error``; phi's slope in l is at most 1, so the base's own position errors
+        # carry over
         losses = self.base.point_masses()[0]
-        mixed = _mixture_log(self.rate, losses)
-        scale = abs(math.log1p(-self.rate)) + abs(math.log(self.rate))
-        err = 4.0 * EPS_MACH * (np.abs(mixed) + scale + np.abs(losses))
-        return np.asarray(np.where(losses == 0.0, 0.0, err) + self.base.atom_error(),
-                          dtype=np.float64)
+        err = mixture_log_error(self.rate, _mixture_log(self.rate, losses), losses)
+        return np.asarray(err + self.base.atom_error(), dtype=np.float64)
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         base = math.log1p(-self.rate)
@@ -829,12 +849,12 @@ def _check_int_sensitivity(sensitivity: int) -> int:
 
 def _log_ratio(num: FloatArray, den: FloatArray, pessimistic: bool) -> FloatArray:
     """log(num / den) moved outward by its rounding: up for a pessimistic atom set, down for an
-    optimistic one. The quotient of two values each within u/2 of exact ones errs by 3u/2 and the
-    log adds an ulp, so the computed loss is within 2 u (1 + |l|) (u = EPS_MACH) of the exact;
-    near an atom delta(eps) ~ q (l - eps), so an unmoved position error is a large relative error
-    of delta there."""
+    optimistic one. The quotient of two values each within u/2 of exact ones errs by 3u/2
+    (u = EPS_MACH; log moves by as much) and the log adds LIBM_ULP ulp, so the computed loss is
+    within 2 u + LIBM_REL |l| of the exact; near an atom delta(eps) ~ q (l - eps), so an unmoved
+    position error is a large relative error of delta there."""
     losses = np.log(num / den)
-    err = 2.0 * EPS_MACH * (1.0 + np.abs(losses))
+    err = 2.0 * EPS_MACH + LIBM_REL * np.abs(losses)
     return np.asarray(losses + err if pessimistic else losses - err, dtype=np.float64)
 
 

@@ -42,7 +42,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from ._numeric import FloatArray, check_real
+from ._numeric import LIBM_REL, FloatArray, check_real
 from ._pldgrid import EPS_MACH
 from .guarantees import GDP, Guarantee
 from .pairs import (
@@ -56,6 +56,7 @@ from .pairs import (
     _LaplaceDirection,
     _mixture_log,
     _MixtureDirection,
+    mixture_log_error,
     symmetric_direction,
 )
 from .pld import PLD, check_tol, pld_from_guarantee
@@ -197,25 +198,22 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
         qm = np.concatenate([p, [p_ninf]])
         return lo, qm, 0.0
 
-    # a mixed loss logaddexp(log1p(-r), log r + l) cancels (it is near 0 where l is): its error
-    # is a few ulp of its operands, not of itself (exact where l = 0, ``_mixture_log``)
-    scale = abs(log1m) + abs(math.log(r))
-
     def loss_err(lo: FloatArray, losses: FloatArray, moved: float) -> FloatArray:
-        base = np.concatenate([losses, [math.inf]])  # the last atom: log1m, rounded once
-        err = 4.0 * EPS_MACH * (np.abs(lo) + scale + np.abs(np.where(np.isinf(base), 0.0, base)))
-        err = np.where(base == 0.0, 0.0, err) + np.where(np.isinf(base), 0.0, moved)
-        return np.asarray(err, dtype=np.float64)
+        # the mixed losses' rounding (``mixture_log_error``) and ``moved``; the last atom is
+        # log1p(-r), one elementary function
+        err = mixture_log_error(r, lo[:-1], losses) + moved
+        return np.concatenate([err, [LIBM_REL * abs(log1m)]])
 
     out = []
     for fn in (remove, add):
         pl, pq, pi = fn(*sets[0])
         ol, oq, oi = fn(*sets[1])
-        # rounding charged outward: masses (a few ulp relative) and losses (a few ulp of the
-        # operands, ``loss_err``) are moved up for the pessimistic set, down for the optimistic
-        # one, and the absolute error of the rest 1 - sum(p) (one ulp per atom) is added at the
-        # top loss, which keeps delta exactly 0 above the support (no mass at +inf); the base's
-        # mass error carries over to the mixtures (non-negative combinations)
+        # rounding charged outward: masses (exp's LIBM_REL and five roundings, within 16
+        # EPS_MACH relatively) and losses (a few ulp of the operands, ``loss_err``) are moved up
+        # for the pessimistic set, down for the optimistic one, and the absolute error of the rest
+        # 1 - sum(p) (one ulp per atom) is added at the top loss, which keeps delta exactly 0
+        # above the support (no mass at +inf); the base's mass error carries over to the mixtures
+        # (non-negative combinations)
         up, down = 1.0 + 16.0 * EPS_MACH, 1.0 - 16.0 * EPS_MACH
         # the add losses -phi(l) also by w (the base losses' error; the rest's atom is exact)
         pl = pl + loss_err(pl, sets[0][0], w if fn is add else 0.0)

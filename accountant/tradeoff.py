@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ._numeric import (
+    LIBM_REL,
     FloatArray,
     as_alpha,
     as_float_array,
@@ -242,14 +243,17 @@ class LaplaceTradeoff(TradeoffFunction):
         with np.errstate(divide="ignore"):
             mid = w / (4.0 * alpha)
         beta = np.where(alpha < w / 2, 1.0 - alpha / w, np.where(alpha <= 0.5, mid, w * (1 - alpha)))
-        return np.asarray(beta * (1.0 - 8.0 * _U), dtype=np.float64)  # each branch within 3 u
+        # each branch within exp's LIBM_REL and three roundings
+        return np.asarray(beta * (1.0 - LIBM_REL - 4.0 * _U), dtype=np.float64)
 
     def _profile(self, eps: FloatArray) -> FloatArray:
         # delta(t) = 1 - e^{(t - eps)/2} on [-eps, eps], 0 above, 1 - e^t below.
         e = self.eps
         mid = -np.expm1((np.minimum(eps, e) - e) / 2.0)
         out = np.where(eps >= e, 0.0, np.where(eps >= -e, mid, -np.expm1(np.minimum(eps, 0.0))))
-        return np.asarray(out * (1.0 + 8.0 * _U), dtype=np.float64)  # within 3 u, rounded up
+        # expm1's LIBM_REL, its argument's u (expm1 on (-inf, 0] is at most as sensitive), and the
+        # product: rounded up
+        return np.asarray(out * (1.0 + LIBM_REL + 4.0 * _U), dtype=np.float64)
 
     @property
     def is_symmetric(self) -> bool:
@@ -418,9 +422,10 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
             k = np.clip(j + shift, 0, a.size - 1)
             with np.errstate(over="ignore", invalid="ignore"):
                 term = np.where(a[k] == 0.0, 0.0, np.exp(eps) * a[k])
-            # rounded up: 1 - b errs by u (1 - b), the term by 2u term <= 2u (1 - b) where it
-            # matters, the difference by u (1 - b)
-            best = np.maximum(best, 1.0 - b[k] - term + 4.0 * _U * (1.0 - b[k]))
+            # rounded up: 1 - b errs by u (1 - b), the term by (LIBM_REL + u) term <=
+            # (LIBM_REL + u) (1 - b) where it matters (exp and the product), the difference by
+            # u (1 - b)
+            best = np.maximum(best, 1.0 - b[k] - term + (LIBM_REL + 4.0 * _U) * (1.0 - b[k]))
         return best
 
     def inverse(self) -> PiecewiseLinearTradeoff:
@@ -519,7 +524,7 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         if p_masses is None:
             with np.errstate(over="ignore"):
                 p = np.where(q == 0.0, 0.0, q * np.exp(-l_))
-            mass_rtol += loss_atol + 2 * _U
+            mass_rtol += loss_atol + LIBM_REL + _U  # the losses', exp's and the product's errors
         else:
             p = as_float_array("p_masses", p_masses).ravel()[order]
         total_q, total_p = q_inf + q.sum(), p_ninf + p.sum()
@@ -551,7 +556,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
         w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
         return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,
-                               p_masses=[w_c, w], mass_rtol=4 * _U, label=f"({eps:.6g}, {delta:.6g})-DP")
+                               p_masses=[w_c, w], mass_rtol=LIBM_REL + 4.0 * _U,  # expit's exp
+                               label=f"({eps:.6g}, {delta:.6g})-DP")
 
     @classmethod
     def discrete_laplace(cls, scale: float, sensitivity: int = 1) -> FiniteLossTradeoff:
@@ -573,8 +579,12 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         q = np.concatenate([[math.exp(log_norm), math.exp(shift * log_r + log_norm)],
                             -math.expm1(log_r) * np.exp((shift - m) * log_r + log_norm)])
         # each loss k/b is rounded once (half an ulp); the profile and the curve are rounded outward
-        # by that much (the losses of the exact pair may lie just above the doubles held)
-        return cls.from_losses(losses, q, loss_atol=2.0 * _U * shift / scale, mass_rtol=8 * _U,
+        # by that much (the losses of the exact pair may lie just above the doubles held). Masses:
+        # the exponent k log r + log_norm (k <= shift) errs by 3u shift / b (log r = -1/b and the
+        # product rounded, the sum) and 1.2 LIBM_REL + u log 2 (log_norm: exp, then log1p of a value
+        # at most log 2 with slope at most 1/2); exp and expm1 add LIBM_REL each, the products 2u
+        mass_rtol = 3.0 * _U * shift / scale + 4.0 * LIBM_REL
+        return cls.from_losses(losses, q, loss_atol=2.0 * _U * shift / scale, mass_rtol=mass_rtol,
                                label=f"discrete Laplace(b={scale:.6g}, shift={shift})")
 
     @classmethod
@@ -623,7 +633,9 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         k = check_count("k", k, low=2)
         z = 1.0 + (k - 1) * math.exp(-eps)  # (e^eps + k - 1) e^-eps, no overflow
         q = [1.0 / z, (k - 2) * math.exp(-eps) / z, math.exp(-eps) / z]
-        return cls.from_losses([eps, 0.0, -eps], q, p_masses=q[::-1], mass_rtol=6 * _U,
+        # z errs by exp's LIBM_REL and 2u, each mass by that, exp's again and 2u more
+        return cls.from_losses([eps, 0.0, -eps], q, p_masses=q[::-1],
+                               mass_rtol=2.0 * LIBM_REL + 4.0 * _U,
                                label=f"{k}-ary randomized response(eps={eps:.6g})")
 
     def _profile(self, eps: FloatArray) -> FloatArray:
@@ -637,7 +649,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         near = gap < self.loss_atol
         slack = np.sum(np.where(near, self.q_masses[None, :]
                                 * np.exp(np.minimum(gap, 0.0)), 0.0), axis=1)
-        r = self.mass_rtol + (self.losses.size + 4) * _U
+        # the masses', the expm1 terms' (LIBM_REL, their arguments' u at most) and the sum's errors
+        r = self.mass_rtol + LIBM_REL + (self.losses.size + 4) * _U
         # q_inf is held as a bound by the constructors: above every loss delta is exactly q_inf
         out = self.q_inf + body * (1.0 + r) + np.where(body > 0.0, _U * self.q_inf, 0.0) \
             + 2.0 * self.loss_atol * slack
@@ -649,7 +662,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
             p = np.where(self.q_masses == 0.0, 0.0, self.q_masses * np.exp(-self.losses))
         return FiniteLossTradeoff.from_losses(-self.losses, p, q_inf=self.p_ninf, p_ninf=self.q_inf,
                                               p_masses=self.q_masses,
-                                              mass_rtol=self.mass_rtol + self.loss_atol + 2 * _U,
+                                              mass_rtol=self.mass_rtol + self.loss_atol + LIBM_REL
+                                              + _U,
                                               loss_atol=self.loss_atol)
 
     def loss_moments(self) -> LossMoments:
@@ -808,9 +822,6 @@ def discrete_gaussian_window(sigma2: float | Fraction, tail: float = DISCRETE_GA
     return math.isqrt(math.ceil(_check_sigma2(sigma2, None) * Fraction(tail) ** 2)) + 1
 
 
-#: Relative error of numpy's exp and log1p on doubles in the normal range: 4 ulp, the largest error of
-#: its SIMD (SVML) kernels (numpy PR 19478; glibc's are below 1 ulp), and an ulp is at most 2u |x|.
-_ELEM_REL = 8.0 * _U
 #: gamma_3 / (1 - gamma_3) [@higham2002accuracy, Lemma 3.1]: a = j^2 / (2 s2) with s2 = sigma2
 #: rounded, j*j and the quotient rounded (doubling is exact) errs by gamma_3 a / (1 - gamma_3)
 #: relative to the computed a.
@@ -825,18 +836,18 @@ def gauss_log_norm(m: int, s2: float) -> tuple[float, float]:
     bound on the absolute error of the value returned [@higham2002accuracy, Lemma 3.1].
 
     Z = 1 + 2 S with S = sum_{j=1}^m e^{-a_j}: each computed term errs relatively by at most
-    gamma_3' a_j (the exponent, ``_GAUSS_EXPONENT_REL``) plus 4 ulp (exp), or absolutely by
+    gamma_3' a_j (the exponent, ``_GAUSS_EXPONENT_REL``) plus LIBM_REL (exp), or absolutely by
     2^-1070 when it is subnormal; S is summed correctly rounded (``math.fsum``, u); log1p has
-    slope <= 1 on [0, inf) and adds 4 ulp of its value. The error sum is taken with 0.1% margin
+    slope <= 1 on [0, inf) and adds LIBM_REL of its value. The error sum is taken with 0.1% margin
     for its own rounding."""
     j = np.arange(1, m + 1, dtype=np.float64)
     a = j * j / (2.0 * s2)
     t = np.exp(-a)
     s = math.fsum(t.tolist())
-    err_s = 1.001 * (float(np.sum(t * (_GAUSS_EXPONENT_REL * a + _ELEM_REL))) + _U * s) \
+    err_s = 1.001 * (float(np.sum(t * (_GAUSS_EXPONENT_REL * a + LIBM_REL))) + _U * s) \
         + m * 2.0 ** -1070
     log_z = math.log1p(2.0 * s)
-    return log_z, 1.001 * (2.0 * err_s + _ELEM_REL * log_z)
+    return log_z, 1.001 * (2.0 * err_s + LIBM_REL * log_z)
 
 
 def gauss_masses(d: FloatArray, s2: float, log_z: float, log_z_err: float,
@@ -850,15 +861,15 @@ def gauss_masses(d: FloatArray, s2: float, log_z: float, log_z_err: float,
     Why: the argument -a - log_z (a = d^2/(2 s2)) errs absolutely by
     eta(a) = gamma_3' a + u (a + log_z) + log_z_err [@higham2002accuracy, Lemma 3.1; the
     subtraction's rounding is relative to a + log_z], so the mass by a factor e^{+-eta}, times
-    exp's 4 ulp, times Z'/Z in [1, 1 + excess]: r = expm1(eta(max a) + 8u + excess), with 0.1%
-    margin. For a ~ 700 eta is ~ 4 u a, some 2800 u: far above the 8 u that finite pairs assume
+    exp's LIBM_REL, times Z'/Z in [1, 1 + excess]: r = expm1(eta(max a) + LIBM_REL + excess),
+    with 0.1% margin. For a ~ 700 eta is ~ 4 u a, some 2800 u: far above the 8 u that finite pairs assume
     of masses given without a declared error."""
     a = d * d / (2.0 * s2)
     mass = np.exp(-a - log_z)
     mass = np.where(mass >= 2.0 ** -1022, mass, 0.0)
     top = float(a.max()) if a.size else 0.0
     eta = _GAUSS_EXPONENT_REL * top + _U * (top + log_z) * (1.0 + 2.0 * _U) + log_z_err
-    return mass, 1.001 * math.expm1(eta + 1.001 * _ELEM_REL + excess)
+    return mass, 1.001 * math.expm1(eta + 1.001 * LIBM_REL + excess)
 
 
 def _discrete_gaussian_window(sigma2: Fraction, shift: int,
@@ -870,7 +881,7 @@ def _discrete_gaussian_window(sigma2: Fraction, shift: int,
     sum_{y > m} e^{-y^2/(2 sigma2)} <= e^{-m^2/(2 sigma2)} e^{-m/sigma2} / (1 - e^{-m/sigma2});
     the bound computed leaves out the factor e^{-m/sigma2}, so it exceeds the sum by a factor
     e^{m/sigma2} >= 1 + tail/sigma >= 1 + 3e-5 (sigma2 <= 2^30): far more than the rounding of its
-    log (~1e-12) and of exp (4 ulp). Below 2^-1022 (log below -708) exp is not relatively
+    log (~1e-12) and of exp (LIBM_REL). Below 2^-1022 (log below -708) exp is not relatively
     accurate; the rest is then below 2^-1020, which is used."""
     m = discrete_gaussian_window(sigma2, tail)
     s2 = float(sigma2)
