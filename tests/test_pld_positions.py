@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant._pldgrid import GridLaw
+from accountant._pldgrid import GridLaw, coarsen
 from accountant.pairs import finite_direction
 from accountant.pld import PLD
 
@@ -129,3 +129,24 @@ def test_delta_rounds_its_error_models_up(mass: float, slack: float, rel: float,
     with mpmath.workdps(60):
         bound = (held_profile(law, at) + mpf(slack)) / (1 - mpf(rel) - mpf(tail))
     assert mpf(law.delta(at)) >= min(bound, mpf(1)), (law.delta(at), float(bound))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1e-3, 0.05), st.sampled_from([3, 5, 6, 7]), st.integers(1, 3000),
+       st.integers(1, 3))
+@example(h=0.04644377250260344, factor=6, node=2903, ulps=1)  # reported 0, exact 3.0e-14
+def test_coarsening_by_a_rounded_width_keeps_the_bound(h: float, factor: int, node: int,
+                                                       ulps: int) -> None:
+    """A pessimistic point mass at node K = node * factor, coarsened by a factor that is not a
+    power of two: the new width factor * h rounds, which moves the new node K / factor by K / factor
+    roundings. Just below the old point the coarse law still bounds its exact profile."""
+    law = GridLaw(h, node * factor, np.array([0.5]), 0.0, 0.0, True)
+    coarse = coarsen(law, factor)
+    with mpmath.workdps(60):
+        real = node * factor * mpf(h)
+    eps = float(real)
+    for _ in range(ulps):
+        eps = math.nextafter(eps, -math.inf)
+    with mpmath.workdps(60):
+        true = mpf(0.5) * max(1 - mpmath.exp(mpf(eps) - real), 0)
+    assert mpf(coarse.delta(eps)) >= true, (coarse.delta(eps), float(true))
