@@ -460,21 +460,30 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     t_mid = math.tanh(0.5 * hf) * mid
     below_lo = xf_up[0::2] + t_mid
     below_hi = def_up[1::2] + t_mid
-    need = np.maximum(np.concatenate([below_lo, [0.0]]), np.concatenate([[0.0], below_hi]))
+    # what each node's two cells ask of it: as the lower node of cell J, as the upper of J - 1
+    need_lo = np.concatenate([below_lo, [0.0]])
+    need_hi = np.concatenate([[0.0], below_hi])
     # computed contents (bounds not given): the deficit e^{h/2} pn - q, a difference, errs by up
     # to res times the half cell's q; the margin covers it
     ulps = np.concatenate([lo_q, [0.0]]) + np.concatenate([[0.0], hi_q + mid])
     margin = errors.res * ulps
     # A node cannot go below 0 (D >= the atom at +inf): where a cell's upper node cannot reach its
-    # tangent (near the top of the support), the cell's lower node is lowered by the whole cell's
-    # excess x_j instead. On a cell the profile lies above both end tangents, which meet at the
-    # fraction t of it, at a gap (1 - t) x_j below the chord; a lowering c_j >= x_j keeps the
-    # chord below them whatever c_{j+1} >= 0 [@doroshenko2022connect].
+    # tangent, the cell's lower node is lowered by the whole cell's excess x_j instead, and the
+    # cell asks nothing of its upper node. On a cell the profile lies above both end tangents,
+    # which meet at the fraction t of it, at a gap (1 - t) x_j below the chord; a lowering
+    # c_j >= x_j keeps the chord below them whatever c_{j+1} >= 0 [@doroshenko2022connect].
     # (the whole cell's excess lo_x + hi_q - e^{-h/2} hi_pn, bounded from the halves' bounds)
-    short = need[1:] * (1.0 + 1e-9) + margin[1:] > d[1:]
+    # This happens near the top of a support, and in a cell holding most of the mass close to its
+    # upper node (Poisson subsampling at small q piles its mass just above log(1 - q)): there the
+    # upper half's deficit exceeds the profile at the upper node, which kept that demand and so
+    # went to 0 (capped), with the lower bound: sigma 0.5, q = 1e-3, T = 2 at tol 1e-4 had the
+    # bracket (0, 0.516) at delta 1e-5.
+    short = need_hi[1:] * (1.0 + 1e-9) + margin[1:] > d[1:]
     x_up = (xf_up[0::2] + -math.expm1(-hf) * (qf_up[1::2] + mid) + decay_f * xf_up[1::2]) * (
         1.0 + 8.0 * EPS_MACH)
-    need[:-1] = np.where(short, np.maximum(need[:-1], x_up), need[:-1])
+    need_lo[:-1] = np.where(short, np.maximum(need_lo[:-1], x_up), need_lo[:-1])
+    need_hi[1:] = np.where(short, 0.0, need_hi[1:])
+    need = np.maximum(need_lo, need_hi)
     wanted = need * (1.0 + 1e-9) + margin
     c = np.minimum(wanted, d)
     # the node values: D~ (exact, from the contents) >= (d - its recursions' error - the

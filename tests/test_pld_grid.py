@@ -139,6 +139,22 @@ def test_w5_bracket_lower_end_is_tight() -> None:
     assert truth - lo < 1e-5
 
 
+def test_a_cell_whose_upper_node_cannot_be_lowered_asks_nothing_of_it() -> None:
+    """Poisson subsampling at q = 1e-3 (sigma 0.5) piles its mass just above log(1 - q): the upper
+    half of that cell has a deficit (4e-3 * 0.25) above the profile at its upper node (6.8e-4).
+    The cell then lowers its lower node by its whole excess, and must not also ask its upper node
+    for the deficit: it did, the node was capped at 0 and the optimistic law lost the profile
+    above it (delta(0) 7.4e-18 for one copy; the bracket at delta 1e-5 of two copies was
+    (0, 0.516) at tol 1e-4). Measured after: 6.1e-4 against the upper bound's 6.8e-4, and a
+    bracket 1.8e-3 wide (the mass piled within the cell still costs O(h) per copy)."""
+    one = compose([subsample(GDP(2.0), 1e-3)], tol=1e-4)
+    lower, upper = one.law("remove", pessimistic=False).delta(0.0), one.law("remove").delta(0.0)
+    assert 0.8 * upper <= lower <= upper
+    two = compose([subsample(GDP(2.0), 1e-3)] * 2, tol=1e-4)
+    lo, up = two.epsilon_bracket(1e-5)
+    assert 0.0 < up - lo < 5e-3
+
+
 def test_convexify_halves_runs_of_concave_kinks(monkeypatch: pytest.MonkeyPatch) -> None:
     # a function concave over 2000 nodes, then a steep drop: one pass per kink would not converge
     # within CONVEXIFY_PASSES; removing every other kink of a run does (the hull is not needed)
