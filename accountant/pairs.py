@@ -932,31 +932,34 @@ def _mirror_atoms(losses: FloatArray, q: FloatArray, inf: float,
             inf)
 
 
-def _merge_near_zero(losses: FloatArray, q: FloatArray,
-                     below: float) -> tuple[FloatArray, FloatArray]:
-    """A pessimistic atom set whose atoms at 0 < l <= ``below`` are charged to the smallest atom
-    L above ``below`` (unchanged when there is none or no such atom): at every eps >= 0 its
-    profile is at least the given set's.
+def _merge_near_zero(losses: FloatArray, q: FloatArray, inf: float,
+                     below: float) -> tuple[FloatArray, FloatArray, float]:
+    """A pessimistic atom set (and its Q-mass at +inf) whose atoms at 0 < l <= ``below`` are
+    charged to the smallest atom L above ``below``, or to +inf when there is none (L = inf): at
+    every eps >= 0 its profile is at least the given set's.
 
     An atom (l, q) adds q (1 - e^{eps - l})_+ to delta(eps); for l < L the ratio
     (1 - e^{eps - l}) / (1 - e^{eps - L}) decreases on [0, l], so the Q-mass
     q (1 - e^{-l}) / (1 - e^{-L}) at L adds at least as much at every eps >= 0 (with 0.1% margin
-    for the two expm1, 4 ulp each, and the quotient's rounding; the sum at L rounded up). Such
+    for the two expm1, LIBM_ULP ulp each, and the quotient's rounding; the sum at L rounded up). Such
     atoms are the moved copies of atoms at loss 0 up to rounding (e.g. y = shift/2 of an
     even-shift discrete Gaussian): one at l uses q (1 + e^{-l}) ~ 2q of a symmetric pair's unit
     mass (``_mirror_atoms``) where the true atom at 0 uses q, while it adds at most
     q (1 - e^{-l}) ~ q l to delta; charged at L it uses q tanh(l/2) / tanh(L/2)."""
     near = (losses > 0.0) & (losses <= below)
+    if not near.any():
+        return losses, q, inf
     above = losses > below
-    if not near.any() or not above.any():
-        return losses, q
-    target = int(np.flatnonzero(above)[np.argmin(losses[above])])
-    top = float(losses[target])
-    moved = 1.001 * math.fsum((q[near] * np.expm1(-losses[near])).tolist()) / math.expm1(-top)
+    charge = 1.001 * -math.fsum((q[near] * np.expm1(-losses[near])).tolist())
     keep = ~near
+    if not above.any():
+        return losses[keep], q[keep], math.nextafter(inf + charge, math.inf)
+    target = int(np.flatnonzero(above)[np.argmin(losses[above])])
     out = q.copy()
-    out[target] = math.nextafter(out[target] + moved, math.inf)  # the sum rounded up
-    return losses[keep], out[keep]
+    # the sum rounded up
+    out[target] = math.nextafter(out[target] + charge / -math.expm1(-float(losses[target])),
+                                 math.inf)
+    return losses[keep], out[keep], inf
 
 
 def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
@@ -978,13 +981,17 @@ def symmetric_direction(d: _FiniteDirection) -> _FiniteDirection:
     # atoms whose exact loss may be <= 0 (within 2 loss_atol below their moved copy) are charged
     # to the next atom up: counted at their moved copy they would take twice their mass from the
     # symmetric pair's unit mass (``_merge_near_zero``)
-    pl, pq = _merge_near_zero(pl, pq, 2.0 * d.loss_atol)
+    pl, pq, pi = _merge_near_zero(pl, pq, pi, 2.0 * d.loss_atol)
     pess = _mirror_atoms(pl, pq * (1.0 + r), pi, True)
     if pess is None:
         p_rest = max(0.0, 1.0 - math.fsum((pq * np.exp(-pl)).tolist()))
         f = FiniteLossTradeoff.from_losses(pl, pq, q_inf=pi, p_ninf=p_rest,
                                            mass_rtol=r).symmetrize()
-        lo, qm, inf = _knot_atoms(f.alphas, f.betas, True)
+        # the symmetric curve's segment of slope -1 (loss 0) is held a few ulp above 0 (its knots'
+        # own rounding, then ``_log_ratio``'s outward move; 1.1e-15 for a single atom at 0.25):
+        # atoms below 1e-12 are charged upward (``_merge_near_zero``, sound at any threshold;
+        # this one bounds its cost by 1e-12 of their mass)
+        lo, qm, inf = _merge_near_zero(*_knot_atoms(f.alphas, f.betas, True), 1e-12)
         pess = _mirror_atoms(lo, qm, inf, True)
         if pess is None:
             raise ValueError("could not build a symmetric dominating pair for this mechanism")

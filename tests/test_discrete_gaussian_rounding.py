@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant import FiniteLossTradeoff, subsample
+from accountant import FDP, FiniteLossTradeoff, subsample
 from accountant.pairs import (
     MASS_RTOL,
     PAIR_GAUSSIAN_TAIL,
@@ -291,11 +291,12 @@ def test_truncated_even_shift_without_replacement() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(1e-3, 5.0), min_size=1, max_size=4),
+@given(st.lists(st.floats(1e-3, 5.0), min_size=0, max_size=4),
        st.lists(st.floats(1e-16, 1e-12), min_size=1, max_size=3),
        st.lists(st.floats(1e-3, 1.0), min_size=7, max_size=7), st.floats(0.0, 1.0))
 @example([1.0], [1e-14], [0.3] * 7, 0.0)
 @example([3.0], [1e-16], [1.0] * 7, 0.0)  # the charge below half an ulp of the mass at L
+@example([], [4.4e-16], [0.65] * 7, 0.5)  # no atom above: charged at +inf
 def test_merged_near_zero_atoms_dominate(far: list[float], near: list[float],
                                          masses: list[float], where: float) -> None:
     """``_merge_near_zero``: the profile of the merged set is at least the given set's at every
@@ -304,13 +305,46 @@ def test_merged_near_zero_atoms_dominate(far: list[float], near: list[float],
     losses = np.asarray(far + near)
     q = np.asarray(masses[:losses.size])
     below = max(near)
-    lm, qm = _merge_near_zero(losses, q, below)
-    assert (lm > below).all() and lm.size == len(far)
+    lm, qm, inf = _merge_near_zero(losses, q, 0.0, below)
+    assert (lm > below).all() and lm.size == len(far) and (inf > 0.0) == (not far)
 
-    def profile(ls: np.ndarray, qs: np.ndarray, eps: mpmath.mpf) -> mpmath.mpf:
-        return mpmath.fsum(mpf(b) * -mpmath.expm1(eps - mpf(a))
-                           for a, b in zip(ls.tolist(), qs.tolist(), strict=True) if a > eps)
+    def profile(ls: np.ndarray, qs: np.ndarray, top: float, eps: mpmath.mpf) -> mpmath.mpf:
+        return mpf(top) + mpmath.fsum(mpf(b) * -mpmath.expm1(eps - mpf(a))
+                                      for a, b in zip(ls.tolist(), qs.tolist(), strict=True)
+                                      if a > eps)
 
     with mpmath.workdps(50):
-        for eps in (mpf(0), mpf(where) * below, mpf(min(far)) * (1 - mpf(where) / 1000)):
-            assert profile(lm, qm, eps) >= profile(losses, q, eps)
+        epss = [mpf(0), mpf(where) * below]
+        if far:
+            epss.append(mpf(min(far)) * (1 - mpf(where) / 1000))
+        for eps in epss:
+            assert profile(lm, qm, inf, eps) >= profile(losses, q, 0.0, eps)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0.05, 3.0), min_size=1, max_size=4), st.integers(0, 2**32 - 1),
+       st.floats(0.01, 0.9))
+# far from symmetric: the symmetrised curve's segment of slope -1 (loss 0) was held at 4.4e-16
+# and counted twice, and the fallback raised "could not build a symmetric dominating pair"
+@example([0.3, 2.0], 1, 0.1)
+@example([0.2, 0.7, 1.5], 0, 0.1)
+def test_far_from_symmetric_without_replacement(losses: list[float], seed: int,
+                                                r: float) -> None:
+    """A finite curve with all its losses positive (far from symmetric), subsampled without
+    replacement: one step's upper bound holds the profile of C_r(f) at eps >= 0, the larger of
+    those of (P, M) and (M, P), M = (1 - r) P + r Q [@dong2022gaussian, Thm 4.2]."""
+    q = np.random.default_rng(seed).dirichlet(np.ones(len(losses)))
+    p = q * np.exp(-np.asarray(losses))
+    f = FiniteLossTradeoff.from_losses(losses, q, p_ninf=1.0 - math.fsum(p.tolist()))
+    pld = subsample(FDP(f), r, scheme="without_replacement")
+    with mpmath.workdps(40):
+        rr = mpf(r)
+        pm = [mpf(float(x)) for x in q * np.exp(-np.asarray(losses))] + [1 - mpf(math.fsum(p.tolist()))]
+        qm = [mpf(float(x)) for x in q] + [mpf(0)]
+        mm = [(1 - rr) * a + rr * b for a, b in zip(pm, qm, strict=True)]
+        for eps in (0.0, 0.01, 0.1, 0.5, 1.0):
+            e = mpmath.exp(mpf(eps))
+            exact = max(mpmath.fsum(max(a - e * b, 0) for a, b in zip(mm, pm, strict=True)),
+                        mpmath.fsum(max(b - e * a, 0) for a, b in zip(mm, pm, strict=True)))
+            lower, upper = pld.delta_bracket(eps)
+            assert lower <= upper and exact <= upper, (eps, lower, float(exact), upper)
