@@ -58,7 +58,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import fft as sfft
 
-from ._numeric import FloatArray, lower_convex_hull
+from ._numeric import LIBM_REL, FloatArray, lower_convex_hull
 
 EPS_MACH = float(np.finfo(np.float64).eps)
 #: machine epsilon of numpy's long double (x87 extended on x86-64; double elsewhere, where the
@@ -195,11 +195,12 @@ class GridLaw:
         P = lag + 1.01 u (|shift| + max |K_i h| + |eps| + lag) (eps' rounds within u/2 of
         |eps'|): each then lies at or above (pessimistic) or at or below its exact value, up to
         the relative roundings of eps' - l_i (u/2: w = 1 - e^{-x} is concave with w(0) = 0),
-        expm1 (u), the product (u/2) and the sum (``sum_rounding``), and absolutely where a
-        product underflows (half the smallest subnormal each). Hypothesis found the unshifted
-        sum 4.8e-12 relative below its exact value at a node 3.4e-6 under an atom; randomized
-        response x7 reported delta 0 at eps = the computed top, an ulp below the exact one
-        (exact delta 7.9e-19); a subnormal mass gave 0 where the exact value is 4.9e-327."""
+        numpy's expm1 (LIBM_REL), the product (u/2) and the sum (``sum_rounding``), and
+        absolutely where a product underflows (half the smallest subnormal each). Hypothesis
+        found the unshifted sum 4.8e-12 relative below its exact value at a node 3.4e-6 under an
+        atom; randomized response x7 reported delta 0 at eps = the computed top, an ulp below
+        the exact one (exact delta 7.9e-19); a subnormal mass gave 0 where the exact value is
+        4.9e-327."""
         if self.above_top(eps):  # +inf included: no finite mass lies above the top
             return self.inf
         if eps == -math.inf:
@@ -218,7 +219,7 @@ class GridLaw:
             w = -np.expm1(np.minimum(eps - lo, 0.0))
             value += float(np.sum(m * w))
         # products below the normal range err absolutely, by at most half the smallest subnormal
-        r = sum_rounding(m.size + 2) + 4.0 * EPS_MACH
+        r = sum_rounding(m.size + 2) + LIBM_REL + 2.0 * EPS_MACH
         tiny = (m.size + 2) * math.ulp(0.0)
         return value * (1.0 + r) + tiny if self.pessimistic else max(value * (1.0 - r) - tiny, 0.0)
 
