@@ -100,6 +100,12 @@ MAX_POINTS = 2 ** 19
 #: grid twice finer 2.6e-6, for 1.4x the bracket's time). W4's source (T = 1e5, 5.9e5 points at
 #: h / 2) stays on h: its finer law peaked at 539 MB, for truth - lower 1.4e-6 instead of 5.3e-6.
 OPTIMISTIC_REFINE = 2
+#: ``epsilon_bracket`` halves the optimistic grid up to this many more times while the bracket is
+#: wider than tol (and the sources fit in MAX_POINTS). A Poisson-subsampled source at small q
+#: piles its mass within a few cells; there the optimistic construction lowers each copy by O(h^2)
+#: times the density, which adds up over the copies, until h is below the pile's width (sigma 0.5,
+#: q 1e-3, T 1e3 at tol 3e-5: width 81 tol on h / 2, then 1.9 / 0.05 tol on h / 4 / h / 8).
+OPTIMISTIC_MORE = 3
 
 
 # ============================ the guarantee ======================================================
@@ -311,21 +317,23 @@ class PLD(Guarantee):
         return ("remove", "add")
 
     def law(self, direction: Direction = "remove", pessimistic: bool = True,
-            coarse: bool = False, precise: bool = False) -> GridLaw:
+            coarse: bool = False, precise: bool = False, finer: int = 0) -> GridLaw:
         """The composed grid law of one direction (cached); ``coarse`` uses a grid 2^SCREEN_LEVELS
         wider (a cheaper bound, used to screen out a direction that does not attain the maximum);
         ``precise`` splits FFT operands into up to PRECISE_SLICES slices, for deltas so small
         that the round-off charge of the default law would matter (``_precision``,
-        ``_optimistic``)."""
-        cache: dict[tuple[str, bool, bool, bool], GridLaw] = self.__dict__.setdefault(
+        ``_optimistic``); ``finer`` halves an optimistic law's grid that many more times
+        (``epsilon_bracket``; only while its sources fit in MAX_POINTS, ``_optimistic_grid``)."""
+        cache: dict[tuple[str, bool, bool, bool, int], GridLaw] = self.__dict__.setdefault(
             "_law_cache", {})
-        key = (direction, pessimistic, coarse, precise)
+        key = (direction, pessimistic, coarse, precise, finer)
         if key not in cache:
             h, max_level = self._grid
             if coarse:
                 h, max_level = 2 ** SCREEN_LEVELS * h, max_level - SCREEN_LEVELS
-            elif not pessimistic and self._span * OPTIMISTIC_REFINE <= MAX_POINTS * h:
-                h, max_level = h / OPTIMISTIC_REFINE, max_level + 1
+            elif not pessimistic:
+                refine = self._optimistic_grid(finer)
+                h, max_level = h / refine, max_level + refine.bit_length() - 1
             # a tail cut from each of the n mechanisms adds at most n * tail to delta; the coarse
             # screening laws are cheap and serve every delta
             budget = LAW_BUDGETS[precise or coarse]
@@ -409,15 +417,26 @@ class PLD(Guarantee):
         # default laws' atom holds their tail cuts
         return min(1.0, max(self._direction_delta(d, math.inf, precise) for d in self.directions))
 
-    def _optimistic(self, direction: Direction, delta: float) -> GridLaw:
+    def _optimistic_grid(self, finer: int) -> int:
+        """How much finer than the pessimistic grid an optimistic law's is: OPTIMISTIC_REFINE
+        2^finer, as far as the sources fit in MAX_POINTS (1 when not even the first does)."""
+        h = self._grid[0]
+        refine = 1
+        for step in (OPTIMISTIC_REFINE, *([2] * finer)):
+            if self._span * refine * step > MAX_POINTS * h:
+                break
+            refine *= step
+        return refine
+
+    def _optimistic(self, direction: Direction, delta: float, finer: int = 0) -> GridLaw:
         """The optimistic law of a direction for a bracket at delta: the precise one below
         DEFAULT_LAW_DELTA or when the default law's smallest absolute round-off charge exceeds
         PRECISE_RATIO * delta (both are sound)."""
         if delta < DEFAULT_LAW_DELTA:
-            return self.law(direction, pessimistic=False, precise=True)
-        opt = self.law(direction, pessimistic=False)
+            return self.law(direction, pessimistic=False, precise=True, finer=finer)
+        opt = self.law(direction, pessimistic=False, finer=finer)
         if min(s for s, _, _ in opt.error_models) > PRECISE_RATIO * delta:
-            opt = self.law(direction, pessimistic=False, precise=True)
+            opt = self.law(direction, pessimistic=False, precise=True, finer=finer)
         return opt
 
     def delta_bracket(self, eps: float) -> tuple[float, float]:
@@ -428,15 +447,23 @@ class PLD(Guarantee):
         return self._optimistic(worst, lower).delta(eps), self._delta(eps)
 
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
-        """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``."""
+        """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``. While
+        the bracket is wider than tol, the lower end is recomputed on an optimistic grid twice
+        finer, up to OPTIMISTIC_MORE times (each lower end is sound: the largest is kept)."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         upper = self.epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
             lower = smallest_epsilon(opt.delta, delta) if opt.inf <= delta else math.inf
             return _lower_end(opt, delta, lower), upper
-        opt = self._optimistic(self._worst_direction(upper), delta)
-        return _lower_end(opt, delta, upper), upper
+        worst = self._worst_direction(upper)
+        lower = _lower_end(self._optimistic(worst, delta), delta, upper)
+        finer = 1
+        while (upper - lower > self.tol and finer <= OPTIMISTIC_MORE
+               and self._optimistic_grid(finer) > self._optimistic_grid(finer - 1)):
+            lower = max(lower, _lower_end(self._optimistic(worst, delta, finer), delta, upper))
+            finer += 1
+        return lower, upper
 
     @cached_property
     def tradeoff(self) -> PiecewiseLinearTradeoff:

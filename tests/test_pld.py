@@ -183,7 +183,7 @@ def test_epsilon_is_the_largest_direction_epsilon(flip: bool) -> None:
     worst = "add" if exact(hi_e) > _hockey_stick(pp, qq, hi_e) else "remove"
     assert worst == ("add" if flip else "remove")
     # the fine "add" law is built only when that direction may attain the maximum
-    assert (("add", True, False, False) in pld.__dict__["_law_cache"]) == flip
+    assert (("add", True, False, False, 0) in pld.__dict__["_law_cache"]) == flip
 
 
 def test_from_tradeoff_callable_uses_envelope_and_chords() -> None:

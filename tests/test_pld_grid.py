@@ -155,6 +155,24 @@ def test_a_cell_whose_upper_node_cannot_be_lowered_asks_nothing_of_it() -> None:
     assert 0.0 < up - lo < 5e-3
 
 
+def test_bracket_wider_than_tol_refines_the_optimistic_grid() -> None:
+    """sigma 0.5, q 1e-3, T 1000 at tol 1e-4: the mass piled within a cell made the optimistic law
+    err by O(h^2) times the density per copy, and the bracket at delta 1e-5 was 109 tol wide
+    (1.1e-2); on grids twice and four times finer it is 0.21 tol. The lower end stays below the
+    upper one, and at or above the coarse lower end (the largest sound lower end is kept)."""
+    pld = compose([subsample(GDP(2.0), 1e-3)] * 1000, tol=1e-4)
+    lo, up = pld.epsilon_bracket(1e-5)
+    coarse_lo = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
+    assert coarse_lo <= lo <= up
+    assert up - lo <= 1e-4
+
+
+def _lower_eps(law: GridLaw, delta: float) -> float:
+    from accountant.pld import _lower_end
+
+    return _lower_end(law, delta, 10.0)
+
+
 def test_convexify_halves_runs_of_concave_kinks(monkeypatch: pytest.MonkeyPatch) -> None:
     # a function concave over 2000 nodes, then a steep drop: one pass per kink would not converge
     # within CONVEXIFY_PASSES; removing every other kink of a run does (the hull is not needed)
