@@ -165,6 +165,28 @@ def test_bracket_wider_than_tol_refines_the_optimistic_grid() -> None:
     coarse_lo = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
     assert coarse_lo <= lo <= up
     assert up - lo <= 1e-4
+    # the finer grids fit in memory with the default laws' tail cuts, not the precise laws':
+    # sigma 0.6, q 1e-3, T 1e3 at the default tol was 67 tol wide, 16 with the finer grids sized
+    # by the precise cuts, 1.2 with the law's own
+    pld = compose([subsample(GDP(1 / 0.6), 1e-3)] * 1000)
+    lo, up = pld.epsilon_bracket(1e-5)
+    assert 0.0 < up - lo <= 2.0 * pld.tol
+
+
+def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refinement is skipped where the pessimistic law's size times the refinement passes
+    OPTIMISTIC_MORE_POINTS (a PureDP(13) subsampled at 0.54, 124 times, has 1.4e6 points: its four
+    optimistic laws took 82 s, the soundness campaign's timeout, for a lower end of 0 each time):
+    with the cap at 1 the bracket's lower end is the base optimistic law's."""
+    from accountant import pld as pld_module
+
+    monkeypatch.setattr(pld_module, "OPTIMISTIC_MORE_POINTS", 1)
+    pld = compose([subsample(GDP(2.0), 1e-3)] * 1000, tol=1e-4)
+    lo, up = pld.epsilon_bracket(1e-5)
+    base = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
+    assert abs(lo - base) <= 1e-9 and up - lo > 1e-3  # 1.1e-2 wide without the refinement
+    assert not any(key[4] for key in pld.__dict__["_law_cache"])
 
 
 def _lower_eps(law: GridLaw, delta: float) -> float:
