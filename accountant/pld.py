@@ -473,10 +473,12 @@ class PLD(Guarantee):
         worst = self._worst_direction(upper)
         lower = _lower_end(self._optimistic(worst, delta), delta, upper)
         finer, precise = 1, delta < DEFAULT_LAW_DELTA
-        size = self.law(worst, precise=precise).masses.size
-        while (upper - lower > self.tol and finer <= OPTIMISTIC_MORE
-               and self._optimistic_grid(finer, precise) > self._optimistic_grid(finer - 1, precise)
-               and size * self._optimistic_grid(finer, precise) <= OPTIMISTIC_MORE_POINTS):
+        while upper - lower > self.tol and finer <= OPTIMISTIC_MORE:
+            refine = self._optimistic_grid(finer, precise)
+            # the pessimistic law is read only here: a bracket within tol builds no more laws
+            if (refine == self._optimistic_grid(finer - 1, precise) or refine
+                    * self.law(worst, precise=precise).masses.size > OPTIMISTIC_MORE_POINTS):
+                break
             finer_lower = _lower_end(self._optimistic(worst, delta, finer), delta, upper)
             if finer_lower <= lower:
                 break
