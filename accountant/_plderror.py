@@ -363,12 +363,29 @@ def source_tail_law(law: GridLaw, tails: tuple[FloatArray, ...], errors: CellErr
     tb = np.append(tb, errors.dsq[-1] + 8.0 * U * law.inf)  # the atom at +inf
     held = np.append(held, law.inf)
     absolute = float(tb.max()) * (1.0 + 1e-9)
-    low = held - tb
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(low > 0, tb / low, 0.0)  # where low <= 0, all of tb is excess
-    t = min(TAIL_CAP, float(ratio.max()))
-    excess = np.where(low > 0, np.maximum(tb - t * low, 0.0), tb)
+    # M_j >= M~_j - TB_j, with M~_j the exact tail sum of the held masses: the computed one
+    # (a cumulated sum of at most n + 2 non-negative terms, then the atom) is within (n + 3) U of
+    # it, and the product and the difference round within U each
+    t, excess = tail_split(tb, held * (1.0 - (n + 8) * U) - tb)
     slack = 2.0 * float(excess.sum()) * (1.0 + 1e-9)
     if not slack < absolute:
         return replace(law, slack=absolute)
     return replace(law, slack=slack, tail=law.tail + t, fallback_slack=absolute)
+
+
+def tail_split(tb: FloatArray, low: FloatArray) -> tuple[float, FloatArray]:
+    """(t, X) with TB_j <= t low_j + X_j at every node in exact arithmetic, for bounds TB_j >= 0
+    and lower bounds low_j of the exact tail sums: t = max_j TB_j / low_j over the nodes with
+    low_j > 0, capped at TAIL_CAP, and X_j >= 0 the excess (all of TB_j where low_j <= 0). The
+    quotient may round down (by u: about 1e-32 of a node's bound was dropped at the node
+    attaining t), so t is raised by 4 u over it, and X_j is computed from t low_j taken 3 u low
+    (so at most its exact value), the difference rounded up by 4 u, and 4 subnormal ulp where a
+    product underflows."""
+    pos = low > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = np.where(pos, tb / low, 0.0)
+        t = min(TAIL_CAP, float(ratio.max()) * (1.0 + 4.0 * U))
+        under = t * (low * (1.0 - 4.0 * U))
+    excess = np.where(pos, np.maximum(tb - under, 0.0) * (1.0 + 4.0 * U) + 4.0 * math.ulp(0.0),
+                      tb)
+    return t, np.asarray(excess, dtype=np.float64)
