@@ -729,6 +729,29 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
     return math.nextafter(float(lag), math.inf) if lag > 0 else 0.0
 
 
+def atom_content_bounds(h: float, q: FloatArray, pn: FloatArray, x: FloatArray,
+                        count: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Upper bounds of the exact excess x, upper deficit e^h pn - q and Q-mass q of cells of
+    width h holding atoms at their computed places, from the contents ``deposit_atoms`` summed
+    (``_optimistic_from_cells`` reads them as ``bounds``): each content is a sum of at most
+    ``count`` terms qm, qm e^{-t} or qm (1 - e^{-t}) (numpy's exp and expm1, LIBM_REL; the
+    product, u/2) added within (count - 1) u/2, so within rho = LIBM_REL + (count + 2) u/2 of the
+    exact one. The deficit is a difference of nearly equal terms for an atom just below the
+    upper node (it cancels to about (h - t) qm), where a relative pad on the computed difference
+    does not bound its rounding: each term is rounded outward by its own error (e^h from libm,
+    LIBM_REL; the product and the difference, u/2 each) instead."""
+    u = EPS_MACH / 2.0
+    rho = (LIBM_REL + (count + 2) * u) * 1.01
+    grow = math.exp(h)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ahead = grow * pn
+        pad = (LIBM_REL + 2.0 * rho + 2.0 * u) * (ahead + q) * 1.01
+        deficit = (np.maximum(ahead - q, 0.0) + pad) * (1.0 + 4.0 * u)
+    return (np.asarray(x * (1.0 + rho), dtype=np.float64),
+            np.asarray(np.where(np.isnan(deficit), np.inf, deficit), dtype=np.float64),
+            np.asarray(q * (1.0 + rho), dtype=np.float64))
+
+
 def atom_position_errors(h: float, j0: int, size: int, losses: FloatArray, qm: FloatArray,
                          err: FloatArray) -> FloatArray:
     """Upper bounds, at the nodes g_J = (j0 + J) h (J < size), of the rise of an optimistic law's

@@ -49,6 +49,7 @@ from ._pldgrid import (
     SOURCE_TAIL,
     ContentErrors,
     GridLaw,
+    atom_content_bounds,
     atom_position_errors,
     deposit_atoms,
     from_atoms,
@@ -201,9 +202,10 @@ class _TailDirection(LossDirection):
                                            2.02 * EPS_MACH * (np.abs(atoms) + hc))
         extra = self.point_mass_error()  # errors of every node profile, at most these
         q, pn, x = q + aq, pn + apn, x + ax
-        scale = 1.0 + 8.0 * EPS_MACH
-        bounds = (bounds[0] + ax * scale, bounds[1] + np.maximum(math.exp(hc) * apn - aq, 0.0)
-                  * scale, bounds[2] + aq * scale)
+        # the atoms' bounds added, each sum rounded up
+        ax_up, adef_up, aq_up = atom_content_bounds(hc, aq, apn, ax, atoms.size)
+        bounds = (np.nextafter(bounds[0] + ax_up, np.inf), np.nextafter(bounds[1] + adef_up, np.inf),
+                  np.nextafter(bounds[2] + aq_up, np.inf))
         self._forget()
         k = atoms.size + 8
         return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
