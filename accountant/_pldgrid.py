@@ -827,13 +827,20 @@ OPTIMISTIC_SPAN = 690.0
 def coarsen(law: GridLaw, factor: int) -> GridLaw:
     """Re-discretise a law onto the grid of width factor * h (its nodes are nodes of the old grid).
 
+    The contents of each new cell (half cell for an optimistic law), q, pn and x, are sums of
+    at most factor - 1 terms m, m e^{-t} and m (1 - e^{-t}) (u = 2^-53, the unit roundoff;
+    t = k h / r: a product, within u/2
+    relative, which moves e^{-t} by at most t u/2 and 1 - e^{-t} by at most u/2 relative; numpy's
+    exp and expm1 within LIBM_REL; the product u/2) added within (factor - 2) u/2, so each is
+    within rho = LIBM_REL + (factor + H + 1) u/2 of the exact one (``coarsening_errors``).
+
     Pessimistic: each old point goes to the two nodes around it with the share sent up
     increasing in its position, so the map is monotone and keeps tail-relative errors (and
     entrywise relative ones) of its input [module docstring, point 3]. Its own round-off is
     tail-relative too: the held tail sums at node j are sum_{c >= j} q_c + b_{j-1} + the node
-    atoms above (the split b_c - b_c telescopes), where q_c and x_c are sums of at most
-    ``factor`` non-negative terms (relative error (factor + 2) u), b = x / (1 - e^{-H}) adds 2 u and
-    the three additions forming a node's mass 3 u: at most (factor + 8) u of the tail in all.
+    atoms above (the split b_c - b_c telescopes), with q_c within rho, b = x / (1 - e^{-H})
+    within rho + LIBM_REL + u (the expm1 and the quotient) and the three additions forming a
+    node's mass 3 u: rho + LIBM_REL + 4 u of the tail in all.
 
     Optimistic: the optimistic construction applied to the held law as a mechanism; its profile
     lies below the held one up to its own round-off, stated relatively to the held profile
@@ -852,13 +859,29 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
         first = int(nz[-1]) - math.floor(OPTIMISTIC_SPAN / law.h)
         law = replace(law, offset=law.offset + first, masses=law.masses[first:].copy())
         nz = np.flatnonzero(law.masses > 0)
+    # the error models above are relative; they hold where every product, sum and difference
+    # of the contents and of the masses formed lies in the normal range, which masses at least
+    # ``normal`` ensure (each term is at least m e^{-H} (1 - e^{-h / r})). Below it, each
+    # operation errs absolutely by at most half the smallest subnormal: an optimistic law drops
+    # such masses (sound, point 4 of the module docstring), a pessimistic one charges them to
+    # its slack (at most 8 roundings per point and node, each entering two masses)
+    r = REFINE[law.pessimistic]
+    least = math.exp(-law.h * factor) * -math.expm1(-law.h / r)
+    normal = 4.0 * sys.float_info.min / least if least > 0.0 else math.inf
+    if nz.size and float(law.masses[nz].min()) < normal:
+        if law.pessimistic:
+            underflow = 16.0 * (law.masses.size + 2 * (law.masses.size // factor + 3)) * math.ulp(0.0)
+            law = replace(law, slack=law.slack + underflow,
+                          alt=None if law.alt is None else (law.alt[0] + underflow, *law.alt[1:]))
+        else:
+            law = replace(law, masses=np.where(law.masses >= normal, law.masses, 0.0))
+            nz = np.flatnonzero(law.masses > 0)
     if nz.size == 0:
         return GridLaw(law.h * factor, 0, np.zeros(1), law.inf + law.top_mass, law.slack,
                        law.pessimistic, law.rel, law.shift, tail=law.tail, lag=law.lag,
                        support_top=law.support_top)
     # in units u = h / r of the cells read (r = REFINE): old node i at i r, a cell every factor;
     # the first and last points with mass set the new grid (cell c = ceil(i / factor) - 1)
-    r = REFINE[law.pessimistic]
     first, last = int(nz[0]), int(nz[-1])
     i0, i1 = (law.offset + first) * r, (law.offset + last) * r
     big_h = law.h * factor
@@ -886,14 +909,14 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
         x += col * share[k]
     # connect-the-dots splits each cell by non-negative weights: relative errors carry over. Its
     # round-off is tail-relative for a pessimistic law (docstring). Optimistic: the construction
-    # bounds its profile against the held law's (``_optimistic_from_cells``), whose contents are
-    # sums of at most factor + 1 products (each within 3 u, its position t within u of itself:
-    # an error relative to the point's share of the node profiles), so within (factor + 8) u
+    # bounds its profile against the held law's (``_optimistic_from_cells``) from the contents'
+    # errors (``coarsening_errors``)
+    own_tail, content_errors = coarsening_errors(factor, big_h)
     out = from_cells(big_h, j0, q, pn, x, inf=law.inf, q_above=0.0, q_below=0.0,
                      pessimistic=law.pessimistic, slack=law.slack, node_q=nodes,
                      shift=law.shift, rel=law.rel,
                      alt=None if law.alt is None else (law.alt[0], law.alt[1]),
-                     errors=ContentErrors((factor + 8) * EPS_MACH, (factor + 10) * EPS_MACH))
+                     errors=content_errors)
     cut = max(0, math.ceil((law.top - out.top) / out.h - 1e-9))
     # a width factor * h that rounds (factor not a power of two) puts new node J at J times the
     # rounding from the old points it stands for: a lag (none for the powers of two of
@@ -906,13 +929,30 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
         lag = math.nextafter(float(Fraction(law.lag) + k * drift), math.inf)
     if not law.pessimistic:
         return replace(out, cut=cut, lag=lag, support_top=law.support_top)
-    tail = law.tail + (factor + 8) * EPS_MACH
-    alt = (None if law.alt is None
-           else (law.alt[0], law.alt[1], law.alt[2] + (factor + 8) * EPS_MACH))
+    tail = law.tail + own_tail
+    alt = None if law.alt is None else (law.alt[0], law.alt[1], law.alt[2] + own_tail)
     # the top atom moves up to the new top
     return GridLaw(out.h, out.offset, out.masses, out.inf, out.slack, out.pessimistic, law.rel,
                    law.shift, law.top_mass, cut, tail, alt=alt, lag=lag,
                    support_top=law.support_top)
+
+
+def coarsening_errors(factor: int, big_h: float) -> tuple[float, ContentErrors]:
+    """The round-off of ``coarsen`` onto the grid of width H = ``big_h``: the tail-relative bound
+    of a pessimistic law's own round-off, and how an optimistic law's contents err (``rel`` and
+    ``res`` of ``ContentErrors``). Each content is within rho of the exact one (``coarsen``). The
+    connect-the-dots profile of the contents is a sum of them with non-negative weights (rel =
+    rho), and so is the Q-mass; exactly q = x + pn, so |q - x - pn| <= 2 rho q; the deficit
+    e^{H/2} pn - q that the construction computes (e^{H/2} from libm, LIBM_REL; the product and
+    the difference, u/2 each, the latter of at most e^{H/2} q since pn <= q) errs by at most
+    (rho + e^{H/2} (rho + LIBM_REL + 2 u)) q: ``res`` is the larger, padded. (With exp and
+    expm1 taken to 1 ulp this was (factor + 8) u and (factor + 10) u; numpy's LIBM_ULP ulp and the
+    factor e^{H/2} of the deficit's terms exceed the latter: by 1.4x at factor 2, small H.)"""
+    u = EPS_MACH / 2.0
+    rho = (LIBM_REL + (factor + big_h + 1.0) * u) * 1.01
+    grow = math.exp(0.5 * big_h) if big_h < 1400.0 else math.inf
+    res = (rho + grow * (rho + LIBM_REL + 2.0 * u)) * 1.01
+    return (rho + LIBM_REL + 4.0 * u) * 1.01, ContentErrors(rho, res)
 
 
 # ============================ composition ========================================================

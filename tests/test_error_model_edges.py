@@ -4,16 +4,20 @@ built to make the rounding matter, and under the worst libm the model allows (``
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant._numeric import LIBM_REL
+from accountant import _pldgrid
+from accountant._numeric import LIBM_REL, FloatArray
 from accountant._plderror import TAIL_CAP, tail_split
-from accountant._pldgrid import atom_content_bounds, deposit_atoms
+from accountant._pldgrid import GridLaw, atom_content_bounds, coarsen, deposit_atoms
 from tests.test_libm_error import libm_off
 
 mpf = mpmath.mpf
@@ -76,3 +80,117 @@ def test_atom_content_bounds_hold(atoms: list[tuple[int, int, float]], direction
             for bound, exact in ((x_up[c], xe), (def_up[c], de), (q_up[c], qe)):
                 assert mpf(float(bound)) >= exact, (c, float(bound), float(exact))
                 assert mpf(float(bound)) <= exact + 64 * LIBM_REL * qe
+
+
+def capture_coarsening(law: GridLaw, factor: int, direction: float,
+                       monkeypatch: pytest.MonkeyPatch) -> tuple[GridLaw, dict[str, Any]]:
+    """``coarsen`` under the worst libm of the model, with the contents it hands ``from_cells``
+    and the deficit e^{H/2} pn - q the optimistic construction computes from them (by its own
+    formula, under the same libm)."""
+    seen: dict[str, Any] = {}
+    original = _pldgrid.from_cells
+
+    def spy(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray,
+            **kwargs: Any) -> GridLaw:
+        seen.update(h=h, j0=j0, q=q.copy(), pn=pn.copy(), x=x.copy(), errors=kwargs["errors"],
+                    deficit=math.exp(0.5 * h) * pn - q)
+        return original(h, j0, q, pn, x, **kwargs)
+
+    monkeypatch.setattr(_pldgrid, "from_cells", spy)
+    with libm_off(direction):
+        out = coarsen(law, factor)
+    monkeypatch.undo()
+    return out, seen
+
+
+def exact_contents(law: GridLaw, factor: int) -> dict[int, tuple[mpmath.mpf, ...]]:
+    """(q, pn, x) of each new cell (half cell for an optimistic law) with points inside, by its
+    absolute index, for the points at their exact places: old point K at K h, cells of width
+    factor h / r from 0 (mpmath, 40 digits)."""
+    r = 2 if not law.pessimistic else 1
+    out: dict[int, tuple[mpmath.mpf, ...]] = {}
+    with mpmath.workdps(40):
+        for i, m in enumerate(law.masses.tolist()):
+            pos = r * (law.offset + i)  # in units h / r
+            cell, k = divmod(pos, factor)
+            if m > 0 and k:
+                t = k * mpf(law.h) / r
+                q, pn, x = out.get(cell, (mpf(0), mpf(0), mpf(0)))
+                out[cell] = (q + m, pn + m * mpmath.exp(-t), x + m * -mpmath.expm1(-t))
+    return out
+
+
+def laws(least: float) -> st.SearchStrategy[tuple[list[float], int, float, int, float]]:
+    """(masses, offset, h, factor, libm direction); masses 0 or at least ``least``."""
+    mass = st.one_of(st.just(0.0), st.floats(least, 1.0))
+    return st.tuples(st.lists(mass, min_size=2, max_size=60).filter(any), st.integers(-50, 50),
+                     st.sampled_from([1e-3, 0.0123, 0.05, 0.5, 2.0]),
+                     st.sampled_from([2, 3, 4, 5, 8, 16]), st.sampled_from([-np.inf, np.inf]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(laws(1e-250))  # the normal range (below it the masses are dropped)
+# h 2 coarsened by 8: half cells of width 8 with points up to 6 above their lower node; the
+# deficit's terms are e^8 ~ 3000 times the Q-mass, and their rounding under a 4-ulp exp (2.1e-13,
+# about 1100 u of q) exceeded the (factor + 10) u allowed
+@example(([1.0, 0.5, 0.25, 0.125, 1.0], 0, 2.0, 8, -np.inf))
+def test_optimistic_coarsening_contents_within_their_errors(
+        case: tuple[list[float], int, float, int, float]) -> None:
+    """The contents an optimistic coarsening hands its construction are within ``rel`` of the
+    exact ones, and q - x - pn and the computed deficit within ``res`` q of theirs (0 and the
+    exact deficit), under the worst libm of the model."""
+    masses, offset, h, factor, direction = case
+    law = GridLaw(h, offset, np.array(masses), 0.0, 0.0, False)
+    with pytest.MonkeyPatch.context() as mp:
+        out, seen = capture_coarsening(law, factor, direction, mp)
+    if not seen:  # every mass below the normal range was dropped: the empty law
+        assert not out.masses.any()
+        return
+    errors, base = seen["errors"], 2 * seen["j0"]
+    exact = exact_contents(law, factor)
+    with mpmath.workdps(40):
+        grow = mpmath.exp(mpf(seen["h"]) / 2)
+        for i in range(seen["q"].size):
+            q, pn, x = exact.get(base + i, (mpf(0), mpf(0), mpf(0)))
+            got = [mpf(float(seen[k][i])) for k in ("q", "pn", "x")]
+            for held, value in zip(got, (q, pn, x), strict=True):
+                assert abs(held - value) <= errors.rel * value, (i, float(held), float(value))
+            assert abs(got[0] - got[1] - got[2]) <= errors.res * q
+            deficit = mpf(float(seen["deficit"][i]))
+            assert abs(deficit - (grow * pn - q)) <= errors.res * q, (
+                i, float(deficit - (grow * pn - q)), float(errors.res * q))
+
+
+@settings(max_examples=40, deadline=None)
+@given(laws(5e-324))
+@example(([1.0, 5e-324, 0.5], 0, 1e-3, 3, -np.inf))  # an underflowing product
+def test_pessimistic_coarsening_round_off_is_tail_relative(
+        case: tuple[list[float], int, float, int, float]) -> None:
+    """A pessimistic coarsening of exact masses errs on each tail sum of the exact coarsening
+    (connect-the-dots of the exact contents onto the nodes J factor h) by at most its ``tail``
+    times that tail sum plus its ``slack`` (where masses underflow), under the worst libm of the
+    model."""
+    masses, offset, h, factor, direction = case
+    law = GridLaw(h, offset, np.array(masses), 0.0, 0.0, True)
+    with pytest.MonkeyPatch.context() as mp:
+        out, _ = capture_coarsening(law, factor, direction, mp)
+    assert out.lag == 0.0 or factor not in (2, 4, 8, 16)
+    with mpmath.workdps(40):
+        big = factor * mpf(h)
+        exact: dict[int, mpmath.mpf] = {}
+        for cell, (q, _, x) in exact_contents(law, factor).items():
+            b = x / -mpmath.expm1(-big)
+            exact[cell] = exact.get(cell, mpf(0)) + q - b
+            exact[cell + 1] = exact.get(cell + 1, mpf(0)) + b
+        for i, m in enumerate(masses):
+            cell, k = divmod(offset + i, factor)
+            if not k:
+                exact[cell] = exact.get(cell, mpf(0)) + m
+        held = {out.offset + i: mpf(m) for i, m in enumerate(out.masses.tolist())}
+        nodes = sorted(set(exact) | set(held))
+        tail_exact, tail_held = mpf(0), mpf(0)
+        for j in reversed(nodes):
+            tail_exact += exact.get(j, mpf(0))
+            tail_held += held.get(j, mpf(0))
+            assert abs(tail_held - tail_exact) <= out.tail * tail_exact + out.slack, (
+                j, float(tail_held - tail_exact), float(out.tail * tail_exact))
