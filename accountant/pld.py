@@ -20,6 +20,7 @@ from functools import cached_property, singledispatch
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import special
 
 from ._numeric import FloatArray, as_float_array, check_count, check_real, lower_convex_hull, smallest_epsilon
 from ._pldgrid import (
@@ -106,10 +107,13 @@ OPTIMISTIC_REFINE = 2
 #: each copy by O(h^2) times the density, which adds up over the copies, until h is below the
 #: pile's width (sigma 0.6, q 1e-3, T 1e3 at the default tol: 67 tol wide on h / 2, 1.2 after).
 #: It stops at the first step that does not raise the lower end, and where the composed law would
-#: pass OPTIMISTIC_MORE_POINTS (the pessimistic law's size times the refinement): a PureDP(13)
+#: pass REFINED_MAX_POINTS (the pessimistic law's size times the refinement): a PureDP(13)
 #: subsampled at 0.54, 124 times, has 1.4e6 points and took 82 s for no gain.
 OPTIMISTIC_MORE = 3
-OPTIMISTIC_MORE_POINTS = 2 ** 20
+REFINED_MAX_POINTS = 2 ** 20
+#: ``epsilon`` halves the pessimistic grid up to this many times where a small epsilon magnifies
+#: its error (``PLD._pessimistic_finer``; also within MAX_POINTS and REFINED_MAX_POINTS)
+PESSIMISTIC_MORE = 4
 
 
 # ============================ the guarantee ======================================================
@@ -133,10 +137,13 @@ class PLD(Guarantee):
     counts for its continuous Q-mass); the lower bound's law is on a grid OPTIMISTIC_REFINE
     times finer when its sources fit in MAX_POINTS. The width measured is 0.1-0.6x tol on the
     benchmark workloads (W1-W5 at tol 1e-4, 3e-5, 1e-5) and shrinks when tol does (round-off is
-    kept far below it: ``_pldgrid._split_conv``); it is larger (0.7-5x tol on three cases
-    measured) for Poisson-subsampled Gaussians with sigma < 1 and q <= 0.01, whose lower bound
-    is the loose side, and erratic in tol at sigma 0.5, q 1e-3, T 1e4 (2x to 150x tol, the lower
-    end). Cost grows like 1/sqrt(tol).
+    kept far below it: ``_pldgrid._split_conv``). A small epsilon magnifies the grid's error
+    (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
+    (``_pessimistic_finer``). Poisson-subsampled Gaussians with q <= 1e-3 (epsilon 0.01-2.5 at
+    delta 1e-5, sigma 0.6-1, T 1e3-1e4) measured 0.5-5.5x tol wide, the lower end the loose
+    side, and 33x at sigma 0.6, q 1e-3, T 1e4 (its finer optimistic grids do not fit in
+    MAX_POINTS); erratic in tol at sigma 0.5, q 1e-3, T 1e4 (2x to 150x tol, the lower end).
+    Cost grows like 1/sqrt(tol).
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -293,6 +300,14 @@ class PLD(Guarantee):
 
     @cached_property
     def _grid(self) -> tuple[float, int]:
+        """(h, max_level): the grid width and the most coarsening levels (``_grid_plan``)."""
+        h, max_level, _ = self._grid_plan
+        return h, max_level
+
+    @cached_property
+    def _grid_plan(self) -> tuple[float, int, float]:
+        """(h, max_level, steps): the grid width, the most coarsening levels, and the number of
+        discretised steps the width was chosen for (``_pessimistic_finer`` reads it)."""
         # memory cap: no source's initial law may need more than MAX_POINTS grid points (a
         # coarser grid is still sound, only looser)
         span = self._span
@@ -301,22 +316,24 @@ class PLD(Guarantee):
             h = math.sqrt(self.tol / (GRID_CONST * steps)) if steps > 0.0 else MAX_H
             return max(min(max(h, MIN_H), MAX_H), span / MAX_POINTS)
 
-        h_target = width(sum(c for _, c in self._sources("remove", True)))
+        steps = float(sum(c for _, c in self._sources("remove", True)))
+        h_target = width(steps)
         quantum = _atom_quantum([a for s, _ in self.factors for d in _dirs(s) for a in d.atoms()])
         if quantum is not None:
             # atoms on nodes are discretised exactly: a step counts for its continuous Q-mass
             # (Laplace x100 at eps 0.1: 4.8 steps, not 100; randomized response: none)
-            aligned = width(sum(c * max(d.continuous_mass() for d in _dirs(s))
-                                for s, c in self.factors if not isinstance(s, GaussianPair))
-                            + (self._gaussian_mu2 > 0.0))
+            continuous = (sum(c * max(d.continuous_mass() for d in _dirs(s))
+                              for s, c in self.factors if not isinstance(s, GaussianPair))
+                          + (self._gaussian_mu2 > 0.0))
+            aligned = width(continuous)
             if quantum >= aligned / 64:
-                h_target = aligned
+                h_target, steps = aligned, continuous
         max_level = max(0, int(math.log2(MAX_H / h_target)))
         if quantum is None or quantum < h_target / 64:
-            return h_target, max_level
+            return h_target, max_level, steps
         block = 2 ** max_level
         k = block * math.ceil(quantum / (block * h_target))
-        return quantum / k, max_level
+        return quantum / k, max_level, steps
 
     @property
     def directions(self) -> tuple[Direction, ...]:
@@ -327,21 +344,24 @@ class PLD(Guarantee):
     def law(self, direction: Direction = "remove", pessimistic: bool = True,
             coarse: bool = False, precise: bool = False, finer: int = 0) -> GridLaw:
         """The composed grid law of one direction (cached); ``coarse`` uses a grid 2^SCREEN_LEVELS
-        wider (a cheaper bound, used to screen out a direction that does not attain the maximum);
-        ``precise`` splits FFT operands into up to PRECISE_SLICES slices, for deltas so small
-        that the round-off charge of the default law would matter (``_precision``,
-        ``_optimistic``); ``finer`` halves an optimistic law's grid that many more times
-        (``epsilon_bracket``; only while its sources fit in MAX_POINTS, ``_optimistic_grid``)."""
+        wider (a cheaper bound, used to screen out a direction that does not attain the maximum;
+        2^finer finer with ``finer``); ``precise`` splits FFT operands into up to PRECISE_SLICES
+        slices, for deltas so small that the round-off charge of the default law would matter
+        (``_precision``, ``_optimistic``); ``finer`` halves an optimistic law's grid that many more times
+        (``epsilon_bracket``; only while its sources fit in MAX_POINTS, ``_optimistic_grid``), a
+        pessimistic law's that many times (``epsilon``, sized by ``_pessimistic_finer``)."""
         cache: dict[tuple[str, bool, bool, bool, int], GridLaw] = self.__dict__.setdefault(
             "_law_cache", {})
         key = (direction, pessimistic, coarse, precise, finer)
         if key not in cache:
             h, max_level = self._grid
             if coarse:
-                h, max_level = 2 ** SCREEN_LEVELS * h, max_level - SCREEN_LEVELS
+                h, max_level = 2 ** (SCREEN_LEVELS - finer) * h, max_level - SCREEN_LEVELS + finer
             elif not pessimistic:
                 refine = self._optimistic_grid(finer, precise)
                 h, max_level = h / refine, max_level + refine.bit_length() - 1
+            else:
+                h, max_level = h / 2 ** finer, max_level + finer
             # a tail cut from each of the n mechanisms adds at most n * tail to delta; the coarse
             # screening laws are cheap and serve every delta
             budget = LAW_BUDGETS[precise or coarse]
@@ -360,18 +380,20 @@ class PLD(Guarantee):
         return cache[key]
 
     # ----- Guarantee interface ---------------------------------------------------------------
-    def _direction_delta(self, d: Direction, eps: float, precise: bool = False) -> float:
+    def _direction_delta(self, d: Direction, eps: float, precise: bool = False,
+                         finer: int = 0) -> float:
         """A sound upper bound on the delta(eps) of direction d. The "add" directions are first
         bounded on a coarse grid; the fine law is built only when that bound exceeds the "remove"
         value, and then the smaller of the two (both are upper bounds) is used, so that the result
-        never exceeds the coarse bound (``epsilon`` relies on it)."""
+        never exceeds the coarse bound (``epsilon`` relies on it). ``finer``: the laws on a grid
+        2^finer finer (``law``)."""
         if d == "remove":
-            return self.law(d, precise=precise).delta(eps)
-        coarse = (self.law(d, coarse=True).delta(eps) if self._grid[1] >= SCREEN_LEVELS
-                  else math.inf)
-        if coarse <= self.law("remove", precise=precise).delta(eps):
+            return self.law(d, precise=precise, finer=finer).delta(eps)
+        coarse = (self.law(d, coarse=True, finer=finer).delta(eps)
+                  if self._grid[1] + finer >= SCREEN_LEVELS else math.inf)
+        if coarse <= self.law("remove", precise=precise, finer=finer).delta(eps):
             return coarse
-        return min(coarse, self.law(d, precise=precise).delta(eps))
+        return min(coarse, self.law(d, precise=precise, finer=finer).delta(eps))
 
     def _precision(self, delta: float) -> bool:
         """Whether a delta this small needs the precise laws: it is below DEFAULT_LAW_DELTA (the
@@ -390,26 +412,65 @@ class PLD(Guarantee):
 
     def epsilon(self, delta: float) -> float:
         """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
-        largest of the directions' epsilons (delta(eps) is their profiles' maximum). The "remove"
-        direction is solved first; another direction is solved on its fine grid only when its
-        coarse bound at that epsilon exceeds delta (otherwise its epsilon is no larger)."""
+        largest of the directions' epsilons (delta(eps) is their profiles' maximum). Where the
+        grid's error, magnified by a small epsilon's sensitivity (``_pessimistic_finer``), would
+        exceed tol, it is solved again on a finer grid and the smaller of the two (both are upper
+        bounds) is returned."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         precise = self._precision(delta)
         if delta < self._delta_at_infinity(precise):
             return math.inf
-        best = smallest_epsilon(lambda e: _clip01(self.law("remove", precise=precise).delta(e)),
-                                delta)
+        best = self._epsilon_on(delta, precise)
+        finer = self._pessimistic_finer(best, delta, precise)
+        return min(best, self._epsilon_on(delta, precise, finer)) if finer else best
+
+    def _epsilon_on(self, delta: float, precise: bool, finer: int = 0) -> float:
+        """``epsilon`` on the pessimistic laws 2^finer finer: the "remove" direction is solved
+        first; another direction is solved on its fine grid only when its coarse bound at that
+        epsilon exceeds delta (otherwise its epsilon is no larger)."""
+        best = smallest_epsilon(
+            lambda e: _clip01(self.law("remove", precise=precise, finer=finer).delta(e)), delta)
         for d in self.directions[1:]:
             if math.isinf(best):
                 break
-            if self._grid[1] >= SCREEN_LEVELS and self.law(d, coarse=True).delta(best) <= delta:
+            if (self._grid[1] + finer >= SCREEN_LEVELS
+                    and self.law(d, coarse=True, finer=finer).delta(best) <= delta):
                 continue
 
             def profile(e: float, d: Direction = d) -> float:
-                return _clip01(self._direction_delta(d, e, precise))
+                return _clip01(self._direction_delta(d, e, precise, finer))
 
             best = max(best, smallest_epsilon(profile, delta, eps_low=best))
         return best
+
+    def _pessimistic_finer(self, eps: float, delta: float, precise: bool) -> int:
+        """How many times ``epsilon`` halves the pessimistic grid at (eps, delta). The grid's
+        error is about a variance: connect-the-dots keeps each cell's P- and Q-mass and spreads
+        its loss, adding about h^2 / 6 per discretised step to the variance of the composed loss
+        (a Gaussian-like composition mu-GDP then reads as sqrt(mu^2 + steps h^2 / 6)-GDP). GRID_CONST
+        sizes h for an epsilon that moves about as much as that variance; a small epsilon moves
+        far more: d eps / d(mu^2) of the mu-GDP curve through (eps, delta) (``_gdp_sensitivity``)
+        was 0.16-0.19 of the upper bound's excess over steps h^2 on Poisson-subsampled Gaussians
+        (sigma 0.8-1, q 1e-4-1e-3, T 1e3-1e4, eps 0.01-0.8, where it is 9-310; sigma 0.6:
+        0.05-0.09), e.g. sigma 1, q 1e-4, T 1e3: eps 0.0112 and an excess of 1.1e-3, 38 tol. Where
+        that estimate exceeds tol, the grid is halved until it is below tol / 2, at most
+        PESSIMISTIC_MORE times, and while the sources fit in MAX_POINTS and the composed law in
+        REFINED_MAX_POINTS. Any grid is sound: this only sets the tightness and the time."""
+        h, _, steps = self._grid_plan
+        if not (steps > 0.0 and 0.0 < eps < math.inf and 0.0 < delta < 1.0):
+            return 0
+        excess = _gdp_sensitivity(eps, delta) * steps * h * h / 6.0
+        if not excess > self.tol:
+            return 0
+        span = self._span_cut(LAW_BUDGETS[precise] / self.steps)
+        size = self.law("remove", precise=precise).masses.size
+        finer = 0
+        while excess / 4 ** finer > self.tol / 2 and finer < PESSIMISTIC_MORE:
+            more = 2 ** (finer + 1)
+            if span * more > MAX_POINTS * h or size * more > REFINED_MAX_POINTS:
+                break
+            finer += 1
+        return finer
 
     def _worst_direction(self, eps: float) -> Direction:
         worst: Direction = "remove"
@@ -477,7 +538,7 @@ class PLD(Guarantee):
             refine = self._optimistic_grid(finer, precise)
             # the pessimistic law is read only here: a bracket within tol builds no more laws
             if (refine == self._optimistic_grid(finer - 1, precise) or refine
-                    * self.law(worst, precise=precise).masses.size > OPTIMISTIC_MORE_POINTS):
+                    * self.law(worst, precise=precise).masses.size > REFINED_MAX_POINTS):
                 break
             finer_lower = _lower_end(self._optimistic(worst, delta, finer), delta, upper)
             if finer_lower <= lower:
@@ -512,6 +573,35 @@ class PLD(Guarantee):
 
 def _clip01(x: float) -> float:
     return min(1.0, max(0.0, x))
+
+
+def _gdp_sensitivity(eps: float, delta: float) -> float:
+    """d eps / d(mu^2) along (mu^2, eps) at the mu-GDP guarantee whose epsilon at delta is eps,
+    with delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-eps/mu - mu/2) [@dong2022gaussian, Cor. 2.13]:
+    d delta / d mu = phi(mu/2 - eps/mu) and d delta / d eps = -e^eps Phi(-eps/mu - mu/2), so
+    d eps / d mu = phi(mu/2 - eps/mu) / (e^eps Phi(-eps/mu - mu/2)). mu is found by bisection in
+    log mu (delta increases with mu). An estimate that sizes a grid (``PLD._pessimistic_finer``),
+    never a bound."""
+    def gdp_delta(mu: float) -> float:
+        return float(special.ndtr(mu / 2 - eps / mu)
+                     - math.exp(eps + float(special.log_ndtr(-eps / mu - mu / 2))))
+
+    lo, hi = 1e-12, 1.0
+    while gdp_delta(hi) < delta:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e4:
+            return 0.0
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if gdp_delta(mid) < delta:
+            lo = mid
+        else:
+            hi = mid
+    mu = math.sqrt(lo * hi)
+    x = mu / 2 - eps / mu
+    log_slope = (-0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - eps
+                 - float(special.log_ndtr(-eps / mu - mu / 2)))
+    return math.exp(min(log_slope, 700.0)) / (2.0 * mu)
 
 
 def _lower_end(opt: GridLaw, delta: float, upper: float) -> float:

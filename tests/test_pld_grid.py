@@ -176,12 +176,12 @@ def test_bracket_wider_than_tol_refines_the_optimistic_grid() -> None:
 def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The refinement is skipped where the pessimistic law's size times the refinement passes
-    OPTIMISTIC_MORE_POINTS (a PureDP(13) subsampled at 0.54, 124 times, has 1.4e6 points: its four
+    REFINED_MAX_POINTS (a PureDP(13) subsampled at 0.54, 124 times, has 1.4e6 points: its four
     optimistic laws took 82 s, the soundness campaign's timeout, for a lower end of 0 each time):
     with the cap at 1 the bracket's lower end is the base optimistic law's."""
     from accountant import pld as pld_module
 
-    monkeypatch.setattr(pld_module, "OPTIMISTIC_MORE_POINTS", 1)
+    monkeypatch.setattr(pld_module, "REFINED_MAX_POINTS", 1)
     pld = compose([subsample(GDP(2.0), 1e-3)] * 1000, tol=1e-4)
     lo, up = pld.epsilon_bracket(1e-5)
     base = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
@@ -320,3 +320,40 @@ def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: in
                 v = held.raw_delta(float(eps))
                 assert any(v <= (1 + r) * exact * (1 + 1e-12) + s + shift
                            for s, r, _ in held.error_models)
+
+
+def test_small_epsilon_refines_the_pessimistic_grid() -> None:
+    """sigma 1, q 1e-4, T 1e3 at delta 1e-5: epsilon 0.0112. Connect-the-dots adds about h^2 / 6
+    of variance per step, and d eps / d(mu^2) of the mu-GDP curve through (0.0112, 1e-5) is 309
+    (against 4.8 on W3), so the default grid (sized for an epsilon that moves about as much as
+    the variance) left the upper bound 1.1e-3 above the truth, 38 tol (measured: 0.0123270
+    against a bracket (0.0111855, 0.0111859) at tol 1e-6). Refined by 2^3, the estimated excess
+    is 37.7 / 64 tol < tol: the upper bound is within tol of the fine bracket's (sound) lower
+    end, hence of the truth, and below the base grid's."""
+    pld = compose([subsample(GDP(1.0), 1e-4)] * 1000)
+    upper = pld.epsilon(1e-5)
+    fine_lo, fine_up = compose([subsample(GDP(1.0), 1e-4)] * 1000, tol=1e-6).epsilon_bracket(1e-5)
+    assert fine_lo <= upper <= fine_lo + pld.tol
+    assert upper < pld._epsilon_on(1e-5, False)
+    lower, upper_b = pld.epsilon_bracket(1e-5)
+    assert upper_b == upper and lower <= fine_up
+
+
+def test_pessimistic_refinement_is_skipped_where_the_estimate_is_within_tol() -> None:
+    # W3 T = 1e3 (epsilon 1.83, d eps / d(mu^2) 4.8): its estimated excess is 0.53 tol (measured
+    # 0.5 tol), so no finer pessimistic law is built (the benchmark's time is kept)
+    pld = compose([subsample(GDP(1.0), 0.01)] * 1000)
+    pld.epsilon(1e-5)
+    assert not any(key[4] for key in pld.__dict__["_law_cache"])
+
+
+@pytest.mark.parametrize("mu", [0.01, 0.3, 2.0])
+def test_gdp_sensitivity_is_the_derivative_of_the_gdp_epsilon(mu: float) -> None:
+    # central difference of mu-GDP's epsilon (its own closed-form profile) in mu^2
+    from accountant.pld import _gdp_sensitivity
+
+    d, step = 1e-5, 1e-4 * mu * mu
+    eps = GDP(mu).epsilon(d)
+    diff = (GDP(math.sqrt(mu * mu + step)).epsilon(d)
+            - GDP(math.sqrt(mu * mu - step)).epsilon(d)) / (2 * step)
+    assert _gdp_sensitivity(eps, d) == pytest.approx(diff, rel=1e-3)
