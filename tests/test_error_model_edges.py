@@ -17,13 +17,10 @@ from hypothesis import strategies as st
 from accountant import _pldgrid
 from accountant._numeric import LIBM_REL, FloatArray
 from accountant._plderror import TAIL_CAP, tail_split
-from accountant._pldgrid import GridLaw, atom_content_bounds, coarsen, deposit_atoms
+from accountant._pldgrid import GridLaw, atom_content_bounds, coarsen, deposit_atoms, node_values
 from tests.test_libm_error import libm_off
 
 mpf = mpmath.mpf
-
-positive = st.floats(1e-300, 1.0, allow_nan=False, allow_infinity=False)
-
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.floats(0.0, 1e-6), st.floats(-1e-3, 1.0)), min_size=1, max_size=20))
@@ -194,3 +191,32 @@ def test_pessimistic_coarsening_round_off_is_tail_relative(
             tail_held += held.get(j, mpf(0))
             assert abs(tail_held - tail_exact) <= out.tail * tail_exact + out.slack, (
                 j, float(tail_held - tail_exact), float(out.tail * tail_exact))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0)),
+                min_size=1, max_size=40), st.floats(0.0, 1.0), st.floats(1e-7, 0.5))
+# 1 - e^{-h} taken as 1 - fl(e^{-h}) is 5.3e-11 relative above its value at this h (it cancels):
+# the node below a lone top atom had d 5.3e-11 relative above its value, 4.4e-15 allowed there
+@example([(0.0, 0.0, 0.0)], 1.0, 1.0395694851129115e-06)
+@example([(0.0, 0.0, 0.0)], 5e-324, 0.5)  # an underflowing product: d_0 = 0
+def test_node_values_within_their_error(cells: list[tuple[float, float, float]], top: float,
+                                        h: float) -> None:
+    """``node_values``: |d_j - D_j| <= rec_j D_j + floor at every node, D the profile of the
+    contents in exact arithmetic (mpmath, 40 digits)."""
+    x, pn, nodes = (np.array(c, dtype=np.float64) for c in zip(*cells, strict=True))
+    nodes = np.append(nodes, top)
+    d, rec, floor = node_values(x, pn, nodes, h)
+    n = x.size
+    with mpmath.workdps(40):
+        decay = mpmath.exp(-mpf(h))
+        w = [mpf(0)] * (n + 2)
+        for j in range(n, -1, -1):
+            w[j] = (mpf(float(pn[j])) if j < n else mpf(0)) + mpf(float(nodes[j])) + decay * w[j + 1]
+        exact = mpf(0)
+        for j in range(n, -1, -1):
+            if j < n:
+                exact += mpf(float(x[j])) + (1 - decay) * w[j + 1]
+            assert abs(mpf(float(d[j])) - exact) <= float(rec[j]) * exact + floor, (
+                j, float(d[j] - exact), float(rec[j] * exact))
+
