@@ -748,7 +748,7 @@ class ProfileTradeoff(TradeoffFunction):
         f(a) = max_i max(0, 1 - delta(eps_i) - e^{eps_i} a, e^{-eps_i} (1 - delta(eps_i) - a))
 
     [@dong2022gaussian, Prop. 2.12]. The profile reported is ``delta_fn`` itself, an upper bound on the
-    curve's.
+    curve's. The lines are rounded outward (the curve lies at or below the exact one).
     """
 
     delta_fn: Callable[[float], float]
@@ -764,8 +764,13 @@ class ProfileTradeoff(TradeoffFunction):
             raise ValueError("delta_fn must return values in [0, 1]")
         keep = d < 1.0
         e, d = e[keep], d[keep]
-        slopes = np.concatenate([-np.exp(e), -np.exp(-e)])
-        icpts = np.concatenate([1.0 - d, np.exp(-e) * (1.0 - d)])
+        # each line rounded outward, so that the curve lies at or below the exact one: e^{+-eps}
+        # (numpy's exp, LIBM_REL), 1 - delta, the products and the sum in ``_beta`` (u each)
+        # are covered by slopes steeper and intercepts lower by r
+        r = 2.0 * LIBM_REL + 8.0 * _U
+        shrink = np.exp(-e)
+        slopes = np.concatenate([-np.exp(e), -shrink]) * (1.0 + r)
+        icpts = np.concatenate([1.0 - d, shrink * (1.0 - d)]) * (1.0 - r)
         object.__setattr__(self, "_lines", (slopes, icpts))
 
     def _beta(self, alpha: FloatArray) -> FloatArray:

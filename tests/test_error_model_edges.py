@@ -1,6 +1,7 @@
-"""Roundings at the edges of the PLD accountant's error models (issue 14): each declared bound is
-checked against the exact value (rationals, or mpmath at 40 digits) of what it bounds, on inputs
-built to make the rounding matter, and under the worst libm the model allows (``libm_off``)."""
+"""Roundings at the edges of the PLD accountant's error models (issue 14), and of a profile's
+trade-off curve: each declared bound is checked against the exact value (rationals, or mpmath at
+40 digits) of what it bounds, on inputs built to make the rounding matter, and under the worst
+libm the model allows (``libm_off``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant import _pldgrid
+from accountant import GDP, ProfileTradeoff, _pldgrid
 from accountant._numeric import LIBM_REL, FloatArray
 from accountant._plderror import TAIL_CAP, tail_split
 from accountant._pldgrid import GridLaw, atom_content_bounds, coarsen, deposit_atoms, node_values
@@ -220,3 +221,22 @@ def test_node_values_within_their_error(cells: list[tuple[float, float, float]],
             assert abs(mpf(float(d[j])) - exact) <= float(rec[j]) * exact + floor, (
                 j, float(d[j] - exact), float(rec[j] * exact))
 
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.2, 3.0), st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12),
+       st.sampled_from([-np.inf, np.inf]))
+@example(1.0, [0.01, 0.1, 0.3, 0.5], -np.inf)
+def test_profile_tradeoff_lies_below_the_exact_curve(mu: float, alphas: list[float],
+                                                     direction: float) -> None:
+    """``ProfileTradeoff``: beta(alpha) <= max_i max(0, 1 - delta_i - e^{eps_i} alpha,
+    e^{-eps_i} (1 - delta_i - alpha)) in exact arithmetic (mpmath, 40 digits), delta_i the
+    doubles the profile returns, under the worst libm of the model."""
+    grid = np.linspace(0.0, 4.0, 17)
+    deltas = {e: GDP(mu).delta(e) for e in grid.tolist()}  # before the libm is moved
+    with libm_off(direction):
+        beta = ProfileTradeoff(deltas.__getitem__, grid)(np.array(alphas))
+    with mpmath.workdps(40):
+        lines = [(mpmath.exp(mpf(e)), 1 - mpf(d)) for e, d in deltas.items()]
+        for a, b in zip(alphas, np.atleast_1d(beta).tolist(), strict=True):
+            exact = max([mpf(0)] + [max(c - k * mpf(a), (c - mpf(a)) / k) for k, c in lines])
+            assert mpf(b) <= exact, (a, b, float(mpf(b) - exact))
