@@ -22,7 +22,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from ._numeric import FloatArray, as_float_array, check_count, check_real, lower_convex_hull, smallest_epsilon
+from ._numeric import (
+    LIBM_REL,
+    FloatArray,
+    as_float_array,
+    check_count,
+    check_real,
+    lower_convex_hull,
+    smallest_epsilon,
+)
 from ._pldgrid import (
     EPS_EXT,
     EPS_MACH,
@@ -638,8 +646,9 @@ def _law_curve(law: GridLaw) -> PiecewiseLinearTradeoff:
     p = q * np.exp(-losses)
     # the vertices (P-sum, 1 - Q-sum) over the losses above each one, summed in long double:
     # each sum within n u_ext of its value (recursive summation [@higham2002accuracy, Sec. 4.2]),
-    # then rounded to double, and p within 2 u of q e^{-l}. A vertex's beta errs by at most
-    # (n u_ext + u) Q, its alpha by (n u_ext + 3 u) P, which moves the curve (slope at most e^l
+    # then rounded to double, and p within LIBM_REL + u/2 of q e^{-l} (numpy's exp, the
+    # product; u = EPS_MACH). A vertex's beta errs by at most (n u_ext + u) Q, its alpha by
+    # (n u_ext + LIBM_REL + u) P, which moves the curve (slope at most e^l
     # to its right, and P <= e^{-l} Q above the loss l) by at most as much: ``rounding`` covers
     # both (Q <= 1 + the margin; in double, with a plain sum of n terms, it was charged 1e-15,
     # while the sum can lose n u: a mass below half an ulp of the sum is dropped at each step)
@@ -647,7 +656,7 @@ def _law_curve(law: GridLaw) -> PiecewiseLinearTradeoff:
     alphas = np.concatenate([[0.0], np.cumsum(p.astype(np.longdouble)).astype(np.float64)])
     betas = np.concatenate([[1.0 - law.inf], (1.0 - law.inf - np.cumsum(q.astype(np.longdouble))
                                               ).astype(np.float64)])
-    rounding = (2.0 * n * EPS_EXT + 8.0 * EPS_MACH) * 1.01
+    rounding = (2.0 * n * EPS_EXT + LIBM_REL + 4.0 * EPS_MACH) * 1.01
     # delta <= raw + (s + r + t) / (1 - r - t) for each error model of the law (the curve is the
     # held law's: it moves by at most the error on delta); the tail-relative part counts too
     margin = min((s + r + t for s, r, t in law.error_models if r + t < 0.5), default=math.inf)

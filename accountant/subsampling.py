@@ -214,7 +214,8 @@ def _mix_finite(base: _FiniteDirection, r: float) -> tuple[_FiniteDirection, _Fi
         # 1 - sum(p) (one ulp per atom) is added at the top loss, which keeps delta exactly 0
         # above the support (no mass at +inf); the base's mass error carries over to the mixtures
         # (non-negative combinations)
-        up, down = 1.0 + 16.0 * EPS_MACH, 1.0 - 16.0 * EPS_MACH
+        mass_round = LIBM_REL + 12.0 * EPS_MACH  # exp's LIBM_REL, five roundings, padded
+        up, down = 1.0 + mass_round, 1.0 - mass_round
         # the add losses -phi(l) also by w (the base losses' error; the rest's atom is exact)
         pl = pl + loss_err(pl, sets[0][0], w if fn is add else 0.0)
         pq = pq * up
