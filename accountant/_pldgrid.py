@@ -705,8 +705,8 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
                   shift: float = 0.0) -> float:
     """Add atoms (losses, Q-masses) to the cells and nodes of a grid starting at node j0 (in
     place), on the grid {shift + j h}. An atom within 1e-9 h of a node is put on it. Returned:
-    how far below its loss a pessimistic law puts an atom (its ``GridLaw.lag``; 0 for an
-    optimistic law, whose moves up and position errors ``atom_position_errors`` bounds).
+    the law's ``GridLaw.lag``, how far an atom may be held on the wrong side of its loss: below
+    it for a pessimistic law, above it for an optimistic one.
 
     An atom's place in its cell, t = l - g, is computed within dt = 1.01 u (|l| + 2 h) (u =
     EPS_MACH) of the exact one: l - shift rounds within u/2 of |l|, the node g = c h within u/2
@@ -714,11 +714,20 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
     each. A pessimistic law takes t + dt, at or above the exact place: the connect-the-dots share
     sent up grows with t, so a t rounded low would split the atom below itself, and delta at the
     cell's lower node (where the split is exact) would fall below the truth (hypothesis: a finite
-    pair's atom at -0.503 on h 1.9e-4, 2.8e-11 relative). An atom put on a node may lie above it
-    (by up to t + dt, or t + dt - h): the lag is the largest such gap, taken in exact rational
-    arithmetic (few atoms lie on nodes), so an atom exactly on its node keeps delta exactly 0 at
-    and above it; charged to the slack instead, a few ulp per copy made W2's delta 1e-15
-    unreachable. An optimistic law keeps the computed t."""
+    pair's atom at -0.503 on h 1.9e-4, 2.8e-11 relative). An optimistic law keeps the computed t,
+    up to dt above the exact place. An atom put on a node may lie on the wrong side of it (a
+    pessimistic law's above it, by up to t + dt, or t + dt - h; an optimistic law's below it):
+    the lag is the largest such gap, taken in exact rational arithmetic (few atoms lie on
+    nodes), so an atom exactly on its node keeps delta exactly 0 at and above it.
+
+    A lag, not a charge on the profile: a move of E costs the profile about q E just below the
+    atom, where the exact profile may be as small as the atom's own share q (l - eps). Charged
+    relatively at the nodes (the atom's share there is at least q (1 - e^{-h})), the bound failed
+    between them: a truncated discrete Gaussian (sigma 0.422, bound 7, sensitivity 3) x3 held its
+    atom at 143.144 1.1e-12 high (the atoms are on a lattice only to 1e-9 h), and its lower end
+    at delta 1e-10 lay 4e-14 above the exact epsilon, 7.4e-4 below the atom. A lag costs eps
+    itself, wherever it is read (``raw_delta``); charged to the slack instead, a few ulp per copy
+    made W2's delta 1e-15 unreachable."""
     keep = qm > 0
     given, qm = losses[keep], qm[keep]
     losses = given - shift
@@ -736,14 +745,14 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
     q += np.bincount(idx, weights=qm[off], minlength=q.size)
     pn += np.bincount(idx, weights=qm[off] * np.exp(-t[off]), minlength=q.size)
     x += np.bincount(idx, weights=qm[off] * -np.expm1(-t[off]), minlength=q.size)
-    if not pessimistic:
-        return 0.0
-    # a pessimistic law must not move mass down: the atoms put on a node below them set the lag
+    # a pessimistic law must not move mass down, an optimistic one up: the atoms put on a node
+    # on the wrong side of them set the lag, and an optimistic law's atoms in cells their dt
     moved = np.where(top, h, np.where(bottom, 0.0, t)) - raw
-    lag = Fraction(0)
-    for i in np.flatnonzero(on & (moved < 0.0)).tolist():
+    lag = Fraction(0) if pessimistic or not off.any() else Fraction(float(dt[off].max()))
+    for i in np.flatnonzero(on & ((moved < 0.0) if pessimistic else (moved > 0.0))).tolist():
         place = (int(j0) + int(node[i])) * Fraction(h) + Fraction(shift)
-        lag = max(lag, Fraction(float(given[i])) - place)
+        gap = Fraction(float(given[i])) - place
+        lag = max(lag, gap if pessimistic else -gap)
     return math.nextafter(float(lag), math.inf) if lag > 0 else 0.0
 
 
@@ -770,39 +779,6 @@ def atom_content_bounds(h: float, q: FloatArray, pn: FloatArray, x: FloatArray,
             np.asarray(q * (1.0 + rho), dtype=np.float64))
 
 
-def atom_position_errors(h: float, j0: int, size: int, losses: FloatArray, qm: FloatArray,
-                         err: FloatArray) -> FloatArray:
-    """Upper bounds, at the nodes g_J = (j0 + J) h (J < size), of the rise of an optimistic law's
-    profile caused by atoms held above their exact positions: atoms ``losses`` (Q-masses ``qm``)
-    each within err_a of its exact position p*, and moved up by h - t more when ``deposit_atoms``
-    puts it on the node above (t its computed place in its cell, h - t <= 1e-9 h, within 2 u h of
-    the exact difference). With E_a that total, an atom held at p <= p* + E_a raises the profile
-    at y = e^g by qm ((1 - e^{g - p})_+ - (1 - e^{g - p*})_+) <= qm E_a min(1, e^{g - p*}), and
-    not at all where g >= p; so at most qm_a E_a min(1, e^{g - l_a + 2 E_a}) at the nodes below
-    the held position (l_a the computed loss). Below it the profile holds the atom's own share
-    qm (1 - e^{g - p}) >= qm (1 - e^{-h}), so the bound is relative there, about E_a / h
-    (``relative_split``); before, it was one absolute charge sum_a qm_a E_a. Summed from the top
-    as node_J = w_J + e^{-h} node_{J+1} (w_J from the atoms whose highest node below is J):
-    non-negative terms, padded for their roundings."""
-    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
-
-    keep = qm > 0
-    losses, qm, err = losses[keep], qm[keep], err[keep]
-    # the highest node below the held position, as placed by ``deposit_atoms``, and the move up
-    cell = np.ceil(losses / h).astype(np.int64) - 1
-    t = np.clip(losses - cell * h, 0.0, h)
-    up = t >= h * (1 - 1e-9)
-    e_a = err + np.where(up, (h - t) * (1.0 + 4.0 * EPS_MACH) + 2.0 * EPS_MACH * h, 0.0)
-    start = np.where(up, cell, np.where(t <= h * 1e-9, cell - 1, cell)) - j0
-    inside = start >= 0
-    start = np.minimum(start[inside], size - 1)
-    below = (j0 + start) * h - losses[inside]  # g_J - l_a there (<= h 1e-9)
-    w = np.bincount(start, weights=qm[inside] * e_a[inside]
-                    * np.exp(np.minimum(below + 2.0 * e_a[inside], 0.0)), minlength=size)
-    out = signal.lfilter([1.0], [1.0, -math.exp(-h)], w[::-1])[::-1]
-    return np.asarray(out * (1.0 + 2.0 * EPS_MACH * (size + 4)) * (1.0 + 1e-6), dtype=np.float64)
-
-
 def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_above: float,
                pessimistic: bool, slack: float = 0.0, shift: float = 0.0,
                rel: float = 0.0) -> GridLaw:
@@ -827,14 +803,12 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
                          errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
         # no finite mass of the exact law lies above its largest atom
         return replace(law, lag=lag, support_top=float(losses.max()))
-    # optimistic: the contents are sums of at most qm.size products, each within 3 u; an atom's
-    # position (l - shift, then t = l - g) within 2 u (|l - shift| + h) of the exact one, and the
-    # moves up onto nodes, bounded node by node (``atom_position_errors``)
-    moved = atom_position_errors(h / r, r * j0, nodes.size, rel_losses, qm,
-                                 2.02 * EPS_MACH * (np.abs(rel_losses) + h))
-    return from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
-                      pessimistic=False, slack=slack, node_q=nodes, shift=shift, rel=rel,
-                      errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH, moved))
+    # optimistic: the contents are sums of at most qm.size products, each within 3 u; the
+    # atoms' places are covered by the lag
+    law = from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
+                     pessimistic=False, slack=slack, node_q=nodes, shift=shift, rel=rel,
+                     errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
+    return replace(law, lag=lag)
 
 
 #: Widest span (in loss) of an optimistic law the coarsening keeps (``coarsen``): the

@@ -50,7 +50,6 @@ from ._pldgrid import (
     ContentErrors,
     GridLaw,
     atom_content_bounds,
-    atom_position_errors,
     deposit_atoms,
     from_atoms,
     from_cells,
@@ -194,12 +193,9 @@ class _TailDirection(LossDirection):
         node_err, total_err = optimistic_node_error(g, tails, errors, q, moved, profile,
                                                     float(q_err[0]))
         # the atoms' contents are exact up to their roundings (relative: a few ulp of their
-        # shares of the node profiles) and their positions' (t = l - g within 2 u (|l| + hc),
-        # and the moves onto nodes: bounded node by node, ``atom_position_errors``)
+        # shares of the node profiles); their places are covered by the law's lag
         aq, apn, ax = np.zeros(q.size), np.zeros(q.size), np.zeros(q.size)
-        deposit_atoms(hc, r * j0, atoms, atom_q, aq, apn, ax, nodes, pessimistic)
-        moved_atoms = atom_position_errors(hc, r * j0, nodes.size, atoms, atom_q,
-                                           2.02 * EPS_MACH * (np.abs(atoms) + hc))
+        lag = deposit_atoms(hc, r * j0, atoms, atom_q, aq, apn, ax, nodes, pessimistic)
         extra = self.point_mass_error()  # errors of every node profile, at most these
         q, pn, x = q + aq, pn + apn, x + ax
         # the atoms' bounds added, each sum rounded up
@@ -208,12 +204,12 @@ class _TailDirection(LossDirection):
                   np.nextafter(bounds[2] + aq_up, np.inf))
         self._forget()
         k = atoms.size + 8
-        return from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
-                          q_below=float(fq[0]), pessimistic=False,
-                          node_q=nodes, bounds=bounds,
-                          errors=ContentErrors(k * EPS_MACH, (k + 8) * EPS_MACH,
-                                               node_err + moved_atoms + extra,
-                                               total_err + extra))
+        law = from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+                         q_below=float(fq[0]), pessimistic=False,
+                         node_q=nodes, bounds=bounds,
+                         errors=ContentErrors(k * EPS_MACH, (k + 8) * EPS_MACH,
+                                              node_err + extra, total_err + extra))
+        return replace(law, lag=lag)
 
     def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,
                            pn: FloatArray, x: FloatArray,
