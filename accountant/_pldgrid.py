@@ -803,11 +803,17 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
                          errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
         # no finite mass of the exact law lies above its largest atom
         return replace(law, lag=lag, support_top=float(losses.max()))
-    # optimistic: the contents are sums of at most qm.size products, each within 3 u; the
-    # atoms' places are covered by the lag
+    # optimistic: the contents are sums of at most qm.size products, each within LIBM_REL + u/2
+    # (numpy's exp and expm1, the product): within LIBM_REL + (qm.size + 2) u/2 <= rel of the
+    # exact ones, and |q - x - pn| <= res q; the lowerings read the contents' upper bounds
+    # (``atom_content_bounds``: the deficit cancels for an atom just below a node, and its terms
+    # are e^{h/2} times q, which res did not cover for more than about 300 atoms in a cell of a
+    # grid of width 0.05, or on grids wider than 1); the atoms' places are covered by the lag
     law = from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
                      pessimistic=False, slack=slack, node_q=nodes, shift=shift, rel=rel,
-                     errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
+                     bounds=atom_content_bounds(h / r, q, pn, x, qm.size),
+                     errors=ContentErrors(LIBM_REL + (k - 4) * EPS_MACH,
+                                          LIBM_REL + (k - 2) * EPS_MACH))
     return replace(law, lag=lag)
 
 

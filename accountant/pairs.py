@@ -786,11 +786,15 @@ class _FiniteDirection(LossDirection):
         # above it (delta = 0 where the truth is), and k-fold compositions keep their top on a node
         if pessimistic:
             # the masses are accurate relatively (``mass_rtol``) and are summed, split and
-            # deposited with non-negative weights: an error relative to the tail sums of at most
-            # (n + 8) u + mass_rtol per atom count n [``_pldgrid`` module docstring, point 3]
+            # deposited with non-negative weights: each cell's x is a sum of at most n terms
+            # q (1 - e^{-t}) (numpy's expm1, LIBM_REL; the product and the sums, (n + 1) u/2),
+            # the split adds expm1's ulp and the quotient's u/2, the masses 3 u/2: an error
+            # relative to the tail sums below LIBM_REL + (n + 4) u + mass_rtol per atom count n
+            # (u = EPS_MACH) [``_pldgrid`` module docstring, point 3]
             law = from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
                              pessimistic=True, slack=0.0, shift=_top_shift(self.losses, self.q, h))
-            return replace(law, tail=law.tail + ((self.q.size + 8) * EPS_MACH + self.mass_rtol))
+            return replace(law, tail=law.tail + (LIBM_REL + (self.q.size + 4) * EPS_MACH
+                                                 + self.mass_rtol))
         # optimistic: the masses within mass_rtol of the exact ones, an error relative to the
         # profile
         return from_atoms(h, self.opt_losses, self.opt_q, inf=self.opt_inf, q_above=0.0,
