@@ -274,19 +274,25 @@ def compose_basic(gs: Sequence[Guarantee]) -> ApproxDP:
 def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callable[[float], float]:
     """delta(eps') of advanced composition [@dwork2010boosting, heterogeneous form]:
     eps' = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1), delta = delta' + sum delta_i,
-    and basic composition where it is better."""
-    with np.errstate(over="ignore"):
-        s1 = math.fsum(float(e * np.expm1(e)) for e, _ in pairs)  # inf beyond eps ~ 709
-    s2 = math.fsum(e * e for e, _ in pairs)
-    total_eps = math.fsum(e for e, _ in pairs)
-    total_delta = math.fsum(d for _, d in pairs)
+    and basic composition where it is better. Rounded outward: the sums rounded up (exactly,
+    ``sum_up``), eps_i (e^eps_i - 1) raised by numpy's expm1 error (LIBM_REL) and two products',
+    the exponent (eps' - s1)^2 / (2 s2) lowered by its four roundings, exp's LIBM_REL added."""
+    u = 2.0 ** -53
+    eps_i = [float(e) for e, _ in pairs]
+    with np.errstate(over="ignore"):  # inf beyond eps ~ 709
+        s1 = sum_up(float(e * np.expm1(e)) * (1.0 + LIBM_REL + 2.0 * u) for e in eps_i)
+    s2 = sum_up(eps_i, eps_i)
+    total_eps = sum_up(eps_i)
+    total_delta = sum_up(d for _, d in pairs)
 
     def delta(eps: float) -> float:
         if eps >= total_eps:
             return min(1.0, total_delta)
         if eps <= s1 or s2 == 0.0:
             return 1.0
-        return min(1.0, total_delta + math.exp(-((eps - s1) ** 2) / (2.0 * s2)))
+        gap = eps - s1
+        tail = math.exp(-(gap * gap / (2.0 * s2)) * (1.0 - 8.0 * u)) * (1.0 + LIBM_REL + 2.0 * u)
+        return min(1.0, math.nextafter(total_delta + tail, math.inf))
 
     return delta
 

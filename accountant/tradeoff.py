@@ -205,8 +205,9 @@ class GaussianTradeoff(TradeoffFunction):
         return np.asarray(np.maximum(beta, 0.0), dtype=np.float64)
 
     def _profile(self, eps: FloatArray) -> FloatArray:
-        if self.mu == 0.0:
-            return np.where(eps >= 0.0, 0.0, -np.expm1(np.minimum(eps, 0.0)))
+        if self.mu == 0.0:  # 1 - e^eps below 0: expm1's LIBM_REL and the product, rounded up
+            return np.where(eps >= 0.0, 0.0, np.minimum(
+                -np.expm1(np.minimum(eps, 0.0)) * (1.0 + LIBM_REL + 2.0 * _U), 1.0))
         return gaussian_profile(self.mu, eps)
 
     @property

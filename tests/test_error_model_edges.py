@@ -19,6 +19,8 @@ from accountant import GDP, ProfileTradeoff, _pldgrid
 from accountant._numeric import LIBM_REL, FloatArray
 from accountant._plderror import TAIL_CAP, tail_split
 from accountant._pldgrid import GridLaw, atom_content_bounds, coarsen, deposit_atoms, node_values
+from accountant.composition import advanced_composition_profile
+from accountant.tradeoff import GaussianTradeoff
 from tests.test_libm_error import libm_off
 
 mpf = mpmath.mpf
@@ -240,3 +242,38 @@ def test_profile_tradeoff_lies_below_the_exact_curve(mu: float, alphas: list[flo
         for a, b in zip(alphas, np.atleast_1d(beta).tolist(), strict=True):
             exact = max([mpf(0)] + [max(c - k * mpf(a), (c - mpf(a)) / k) for k, c in lines])
             assert mpf(b) <= exact, (a, b, float(mpf(b) - exact))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(1e-3, 1.0), st.floats(0.0, 1e-6)), min_size=1, max_size=30),
+       st.floats(0.0, 1.0), st.sampled_from([-np.inf, np.inf]))
+@example([(0.1, 1e-7)] * 50, 0.5, -np.inf)
+def test_advanced_composition_profile_is_an_upper_bound(pairs: list[tuple[float, float]],
+                                                        frac: float, direction: float) -> None:
+    """``advanced_composition_profile`` at or above delta' + sum delta_i (its exact value, or 1
+    or sum delta_i where the formula gives those; mpmath, 40 digits), under the worst libm of
+    the model."""
+    with mpmath.workdps(40):
+        s1 = mpmath.fsum(mpf(e) * mpmath.expm1(mpf(e)) for e, _ in pairs)
+        s2 = mpmath.fsum(mpf(e) ** 2 for e, _ in pairs)
+        total = mpmath.fsum(mpf(e) for e, _ in pairs)
+        eps = float(s1 + frac * (total - s1)) if s1 < total else float(total)
+        e = mpf(eps)
+        dsum = mpmath.fsum(mpf(d) for _, d in pairs)
+        exact = (dsum if e >= total else mpf(1) if e <= s1
+                 else dsum + mpmath.exp(-((e - s1) ** 2) / (2 * s2)))
+    with libm_off(direction):
+        got = advanced_composition_profile(pairs)(eps)
+    assert mpf(got) >= min(exact, mpf(1)), (eps, got, float(exact))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-30.0, -1e-300), st.sampled_from([-np.inf, np.inf]))
+@example(-0.1, -np.inf)
+def test_identity_tradeoff_profile_rounds_up(eps: float, direction: float) -> None:
+    """GaussianTradeoff(0)'s profile 1 - e^eps (eps < 0) at or above its exact value (mpmath),
+    under the worst libm of the model."""
+    with libm_off(direction):
+        got = GaussianTradeoff(0.0).profile(eps)
+    with mpmath.workdps(40):
+        assert mpf(got) >= -mpmath.expm1(mpf(eps)), (eps, got)
