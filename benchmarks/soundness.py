@@ -5,8 +5,9 @@ reproducer: the guarantee under test is built by evaluating it) and a reference 
 ``benchmarks/references.py`` (mpmath at 50 digits: closed forms, exact enumeration, or quadrature;
 never the code under test). For each workload we query
 
-- ``g.delta(eps)`` at a few eps (0 to 50; on finite references also at and just below their
-  losses, ``near_atoms``): an UNDER-REPORT if below the true delta;
+- ``g.delta(eps)`` at a few eps (0 to 50; on finite references, the pmf, rr, approxdp,
+  poisson, wor and peers workloads, also at and just below their losses, ``near_atoms``): an
+  UNDER-REPORT if below the true delta;
 - ``g.epsilon(delta)`` at a few delta (0, 1e-15 ... 0.5): an UNDER-REPORT if the true delta at the
   returned eps exceeds the target (decided by evaluating the reference at our eps: exact, no
   root finding); INF-WHERE-FINITE if ``inf`` while the truth is finite;
@@ -172,16 +173,14 @@ NEAR_ATOM = (0.0, 1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2)
 
 def near_atoms(rng: np.random.Generator, ref: Ref, n: int = 3) -> list[float]:
     """Query eps at and just below finite losses of a finite reference (a PairRef, or the larger
-    of several): its largest loss in (0, 50] and n - 1 others drawn at random. Drawn from a
-    spawned generator, so the workloads that follow are those of the same seed without probes."""
-    sub = rng.spawn(1)[0]
+    of several): its largest loss in (0, 50] and n - 1 others drawn at random."""
     refs = ref.refs if isinstance(ref, MaxRef) else [ref]
     losses = sorted({float(x) for r in refs if isinstance(r, PairRef) for x in r._table()[0]
                      if 0 < x <= 50}, reverse=True)
     if not losses:
         return []
-    picks = losses[:1] + [losses[int(sub.integers(len(losses)))] for _ in range(n - 1)]
-    return [max(0.0, x - NEAR_ATOM[int(sub.integers(len(NEAR_ATOM)))] * max(1.0, abs(x)))
+    picks = losses[:1] + [losses[int(rng.integers(len(losses)))] for _ in range(n - 1)]
+    return [max(0.0, x - NEAR_ATOM[int(rng.integers(len(NEAR_ATOM)))] * max(1.0, abs(x)))
             for x in picks]
 
 
@@ -330,8 +329,7 @@ def fam_pmf(rng: np.random.Generator, i: int) -> Workload:
                 + (f".self_compose({k2})" if k2 > 1 else "") + "])")
         ref = ref.product(b2.power(k2))
         ref2 = ref2.product(PairRef.from_floats(q2, p2).power(k2))
-    both = MaxRef([ref, ref2])
-    return Workload("pmf", code, both, pick_eps(rng, 3.0 * math.sqrt(k)) + near_atoms(rng, both),
+    return Workload("pmf", code, MaxRef([ref, ref2]), pick_eps(rng, 3.0 * math.sqrt(k)),
                     pick_deltas(rng))
 
 
@@ -348,8 +346,7 @@ def fam_rr(rng: np.random.Generator, i: int) -> Workload:
         eps = loguniform(rng, 1e-2, 20.0)
         ref = PairRef.randomized_response(eps, k).power(t)
     code = f"PLD.randomized_response({r(eps)}, {k})" + (f".self_compose({t})" if t > 1 else "")
-    return Workload("rr", code, ref, pick_eps(rng, eps * math.sqrt(t) * 3) + near_atoms(rng, ref),
-                    pick_deltas(rng))
+    return Workload("rr", code, ref, pick_eps(rng, eps * math.sqrt(t) * 3), pick_deltas(rng))
 
 
 def fam_laplace(rng: np.random.Generator, i: int) -> Workload:
@@ -513,10 +510,8 @@ def fam_peers(rng: np.random.Generator, i: int) -> Workload:
         rem, add = subsample_pair(PairRef.from_floats(p, q), rate)
         k = int(rng.integers(1, min(40, _max_k(len(p) + 1, 1500)) + 1))
         code = f"subsample({_pmf_code(p, q)}, {r(rate)})" + (f".self_compose({k})" if k > 1 else "")
-        both = MaxRef([rem.power(k), add.power(k)])
-        return Workload("peers", code, both,
-                        pick_eps(rng, 3.0 * math.sqrt(k) * rate) + near_atoms(rng, both),
-                        pick_deltas(rng))
+        return Workload("peers", code, MaxRef([rem.power(k), add.power(k)]),
+                        pick_eps(rng, 3.0 * math.sqrt(k) * rate), pick_deltas(rng))
     if u < 0.5:  # truncated discrete Gaussian
         sigma = loguniform(rng, 0.3, 5.0)
         m, d = int(rng.integers(0, 10)), int(rng.integers(1, 4))
@@ -524,8 +519,7 @@ def fam_peers(rng: np.random.Generator, i: int) -> Workload:
         k = int(rng.integers(1, min(20, _max_k(2 * m + d + 1, 1500)) + 1))
         code = f"PLD.from_pair(TruncatedDiscreteGaussianPair({r(sigma)}, {m}, {d}), count={k})"
         ref = base.power(k) if k > 1 else base._pruned()
-        return Workload("peers", code, ref,
-                        pick_eps(rng, 3.0 * math.sqrt(k) * d / sigma) + near_atoms(rng, ref),
+        return Workload("peers", code, ref, pick_eps(rng, 3.0 * math.sqrt(k) * d / sigma),
                         pick_deltas(rng))
     sigma = float(2.0 ** int(rng.integers(-1, 2)))  # a power of 2: s / sigma is exact
     if u < 0.8:  # Gaussian with random sensitivity: remove and add (reflected)
@@ -677,9 +671,13 @@ def truth_finite(ref: Ref, d: Any) -> bool:
 
 
 def make_workload(family: str, seed: int, index: int) -> Workload:
+    """Workload ``index`` of a family, from its own generator: its family's draws, then the
+    probes at the losses of a finite reference (``near_atoms``; none for the others)."""
     gen = FAMILIES[family][0]
     rng = np.random.default_rng([seed, list(FAMILIES).index(family), index])
-    return gen(rng, index)
+    w = gen(rng, index)
+    w.eps += near_atoms(rng, w.ref)
+    return w
 
 
 def run_task(task: tuple[str, int, int]) -> Result:
