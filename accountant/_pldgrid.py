@@ -333,9 +333,11 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
 
 
 #: The optimistic construction's own rounding, relative to the node profiles it starts from
-#: (``_optimistic_from_cells``: 12 u for the cells of width h and their split, 3 u for the
-#: masses, 3 u for the slope changes and the round trip through the jumps; padded)
-CONSTRUCTION_REL = 20.0 * EPS_MACH / 2.0
+#: (``_optimistic_from_cells``: 12 u for the cells of width h and their split with libm constants
+#: within 2 u, 3 u for the masses, 3 u for the slope changes and the round trip through the
+#: jumps; padded to 20 u), and LIBM_REL - 2 u twice more: the cells' x reads -expm1(-h/2), their
+#: split b = x / -expm1(-h) reads it and another libm constant
+CONSTRUCTION_REL = 20.0 * EPS_MACH / 2.0 + 2.0 * (LIBM_REL - EPS_MACH)
 #: Node profiles below which an optimistic source's errors are charged absolutely, not relatively
 #: (``relative_split``): near the top of some supports (the add direction of a subsampled pair)
 #: the profile vanishes faster than the tails' errors, and a relative charge there would be large
@@ -366,15 +368,16 @@ def relative_split(err: FloatArray, low: FloatArray, lowered: FloatArray) -> tup
 def node_profile(mu: FloatArray, h: float) -> FloatArray:
     """Upper bound of the profile sum_{i > J} mu_i (1 - e^{(J - i) h}) of a non-negative measure
     on the nodes of a grid, at each node J: P_J = e^{-h} P_{J+1} + (1 - e^{-h}) A_{J+1}, A the
-    tail sums; non-negative terms only, each step within 4 u relative (the cumulated sums, the
-    constants and two roundings), padded for the n steps. Products that underflow err absolutely,
+    tail sums; non-negative terms only, each step within LIBM_REL + 3 u relative (the constants
+    e^{-h} and -expm1(-h), libm: LIBM_REL; the cumulated sums, two products and the sum: u
+    each), padded for the n steps. Products that underflow err absolutely,
     by at most half the smallest subnormal each (2 per step, damped by e^{-h} < 1): 4 (n + 4) of
     it are added (hypothesis found mu = (0, 5e-324), h = 0.5 bounded by 0 at node 0)."""
     from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
 
     tails = np.concatenate([np.cumsum(mu[::-1])[::-1][1:], [0.0]])
     p = signal.lfilter([1.0], [1.0, -math.exp(-h)], (-math.expm1(-h) * tails)[::-1])[::-1]
-    return np.asarray(p * (1.0 + 2.0 * EPS_MACH * (mu.size + 4))
+    return np.asarray(p * (1.0 + (LIBM_REL + 1.5 * EPS_MACH) * (mu.size + 4))
                       + 4.0 * (mu.size + 4) * math.ulp(0.0), dtype=np.float64)
 
 
@@ -538,12 +541,13 @@ def node_values(x: FloatArray, pn: FloatArray, nodes: FloatArray,
     e^{-h} W_{j+1} (W_j = y_j P(L >= g_j); a node atom has y_j p = q), summed from the top; and
     rec_j and ``floor`` with |d_j - D_j| <= rec_j D_j + floor (D in exact arithmetic from the
     contents, themselves within 6 u of their own sums from the half cells; u = 2^-53). Every
-    term is non-negative: each step of W errs by e^{-h} (1 ulp, math.exp: 2 u), the product and
-    the sum (u each), its start by u; each term of D by 1 - e^{-h} (2 u: -expm1, not
-    1 - e^{-h}, which cancels to a relative error u / h, 5e-11 at h = 1e-6), the product and the
-    sum, so by 4 u (n - j) + 5 u; the sums from the top add (n - j) u, the contents 6 u: 5 u (n - j) + 11 u,
-    padded to 5 u (n - j + 4). (This was 4 u (n - j + 9) with 1 - e^{-h} taken from e^{-h},
-    derived for an e^{-h} within u; numpy's cumsum and scipy's lfilter sum in order.) Products
+    term is non-negative: each step of W errs by e^{-h} (libm: LIBM_REL), the product and the sum
+    (u each), its start by u; each term of D by 1 - e^{-h} (LIBM_REL: -expm1, not 1 - e^{-h},
+    which cancels to a relative error u / h, 5e-11 at h = 1e-6), the product and the sum, so by
+    (LIBM_REL + 2 u)(n - j) + LIBM_REL + 3 u; the sums from the top add (n - j) u, the contents
+    6 u: (LIBM_REL + 3 u)(n - j) + LIBM_REL + 9 u, padded by 1%. (This was 4 u (n - j + 9) with
+    1 - e^{-h} taken from e^{-h}, derived for an e^{-h} within u; numpy's cumsum and scipy's
+    lfilter sum in order.) Products
     below the normal range err absolutely, by half the smallest subnormal each: W's are damped
     by e^{-h} per step (at most 1 / (2 (1 - e^{-h})) of it in all), so each term of D errs by at
     most one subnormal and d_j by (n - j + 1): floor = 4 (n + 4) subnormals (hypothesis: a lone
@@ -553,7 +557,8 @@ def node_values(x: FloatArray, pn: FloatArray, nodes: FloatArray,
     n = x.size
     w = signal.lfilter([1.0], [1.0, -math.exp(-h)], (np.concatenate([pn, [0.0]]) + nodes)[::-1])
     d = np.concatenate([np.cumsum((x + -math.expm1(-h) * w[::-1][1:])[::-1])[::-1], [0.0]])
-    rec = 2.5 * EPS_MACH * (n + 4 - np.arange(n + 1))
+    u = EPS_MACH / 2.0
+    rec = ((LIBM_REL + 3.0 * u) * (n - np.arange(n + 1)) + LIBM_REL + 9.0 * u) * 1.01
     return (np.asarray(d, dtype=np.float64), np.asarray(rec, dtype=np.float64),
             4.0 * (n + 4) * math.ulp(0.0))
 

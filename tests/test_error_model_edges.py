@@ -198,18 +198,22 @@ def test_pessimistic_coarsening_round_off_is_tail_relative(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0)),
-                min_size=1, max_size=40), st.floats(0.0, 1.0), st.floats(1e-7, 0.5))
+                min_size=1, max_size=40), st.floats(0.0, 1.0), st.floats(1e-7, 0.5),
+       st.sampled_from([-np.inf, np.inf]))
 # 1 - e^{-h} taken as 1 - fl(e^{-h}) is 5.3e-11 relative above its value at this h (it cancels):
 # the node below a lone top atom had d 5.3e-11 relative above its value, 4.4e-15 allowed there
-@example([(0.0, 0.0, 0.0)], 1.0, 1.0395694851129115e-06)
-@example([(0.0, 0.0, 0.0)], 5e-324, 0.5)  # an underflowing product: d_0 = 0
+@example([(0.0, 0.0, 0.0)], 1.0, 1.0395694851129115e-06, np.inf)
+@example([(0.0, 0.0, 0.0)], 5e-324, 0.5, np.inf)  # an underflowing product: d_0 = 0
+# a lone top atom 40 cells up, e^{-h} just above 1/2 (where an ulp is largest relatively)
+@example([(0.0, 0.0, 0.0)] * 40, 1.0, 0.69, -np.inf)
 def test_node_values_within_their_error(cells: list[tuple[float, float, float]], top: float,
-                                        h: float) -> None:
+                                        h: float, direction: float) -> None:
     """``node_values``: |d_j - D_j| <= rec_j D_j + floor at every node, D the profile of the
-    contents in exact arithmetic (mpmath, 40 digits)."""
+    contents in exact arithmetic (mpmath, 40 digits), under the worst libm of the model."""
     x, pn, nodes = (np.array(c, dtype=np.float64) for c in zip(*cells, strict=True))
     nodes = np.append(nodes, top)
-    d, rec, floor = node_values(x, pn, nodes, h)
+    with libm_off(direction):
+        d, rec, floor = node_values(x, pn, nodes, h)
     n = x.size
     with mpmath.workdps(40):
         decay = mpmath.exp(-mpf(h))

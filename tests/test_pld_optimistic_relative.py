@@ -24,6 +24,7 @@ from accountant._pldgrid import (
     to_grid,
 )
 from accountant.pairs import SubsampledTailDirection, _GaussianDirection, _TailDirection
+from tests.test_libm_error import libm_off
 from tests.test_pld_optimistic import (
     PerturbedGaussian,
     assert_tail_errors_hold,
@@ -97,13 +98,17 @@ def test_relative_split_holds_in_exact_arithmetic(rows: list[tuple[float, float,
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40), st.floats(1e-5, 0.5),
-       st.integers(-30, 0))
-@example([0.0, 5e-324], 0.5, 0)  # an underflowing product (found by hypothesis in CI)
-def test_node_profile_bounds_the_profile(mu: list[float], h: float, scale: int) -> None:
+       st.integers(-30, 0), st.sampled_from([-np.inf, np.inf]))
+@example([0.0, 5e-324], 0.5, 0, np.inf)  # an underflowing product (found by hypothesis in CI)
+# the top mass 40 nodes up, e^{-h} just above 1/2 (where an ulp is largest relatively)
+@example([0.0] * 39 + [1.0], 0.69, 0, -np.inf)
+def test_node_profile_bounds_the_profile(mu: list[float], h: float, scale: int,
+                                         direction: float) -> None:
     """node_profile is an upper bound of sum_{i > J} mu_i (1 - e^{(J - i) h}) at every node J
-    (mpmath), within 1e-9 of it."""
+    (mpmath), within 1e-9 of it, under the worst libm of the model."""
     m = np.array(mu) * 10.0 ** scale
-    got = node_profile(m, h)
+    with libm_off(direction):
+        got = node_profile(m, h)
     with mpmath.workdps(40):
         for j in range(m.size):
             exact = mpmath.fsum(mpf(float(m[i])) * -mpmath.expm1(mpf(j - i) * mpf(h))
