@@ -112,8 +112,10 @@ OPTIMISTIC_REFINE = 2
 #: ``epsilon_bracket`` halves the optimistic grid up to this many more times while the bracket is
 #: wider than tol (and the sources fit in MAX_POINTS, ``_optimistic_grid``). A Poisson-subsampled
 #: source at small q piles its mass within a few cells; there the optimistic construction lowers
-#: each copy by O(h^2) times the density, which adds up over the copies, until h is below the
-#: pile's width (sigma 0.6, q 1e-3, T 1e3 at the default tol: 67 tol wide on h / 2, 1.2 after).
+#: each copy by O(h) times the cells' mass, which adds up over the copies, until h is below the
+#: pile's width (sigma 0.6, q 1e-3, T 1e3 at the default tol: 67 tol wide on h / 2, 1.2 after;
+#: sigma 1, q 1e-4, T 1e3: 15.6 on h / 2, 0.63 after, since the pile's bottom cells no longer
+#: lower the nodes below them, ``_pldgrid._optimistic_from_cells``).
 #: It stops at the first step that does not raise the lower end, and where the composed law would
 #: pass REFINED_MAX_POINTS (the pessimistic law's size times the refinement): a PureDP(13)
 #: subsampled at 0.54, 124 times, has 1.4e6 points and took 82 s for no gain.
@@ -148,10 +150,8 @@ class PLD(Guarantee):
     kept far below it: ``_pldgrid._split_conv``). A small epsilon magnifies the grid's error
     (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
     (``_pessimistic_finer``). Poisson-subsampled Gaussians with q <= 1e-3 (epsilon 0.01-2.5 at
-    delta 1e-5, sigma 0.6-1, T 1e3-1e4) measured 0.5-5.5x tol wide, the lower end the loose
-    side, and 33x at sigma 0.6, q 1e-3, T 1e4 (its finer optimistic grids do not fit in
-    MAX_POINTS); erratic in tol at sigma 0.5, q 1e-3, T 1e4 (2x to 150x tol, the lower end).
-    Cost grows like 1/sqrt(tol).
+    delta 1e-5, sigma 0.6-1, T 1e3-1e4) measured 0.24-0.83x tol wide. Cost grows like
+    1/sqrt(tol).
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -530,9 +530,11 @@ class PLD(Guarantee):
 
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``. While
-        the bracket is wider than tol, the lower end is recomputed on an optimistic grid twice
-        finer, up to OPTIMISTIC_MORE times and while it gains (each lower end is sound: the
-        largest is kept)."""
+        the bracket is wider than tol, the lower end is recomputed on a finer optimistic grid, up
+        to 2^OPTIMISTIC_MORE times finer and while it gains (each lower end is sound: the largest
+        is kept). Its error falls about 4x per halving, so each step halves the grid as often as
+        that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid, 0.48
+        on the grid 4x finer, without the 2x one)."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         upper = self.epsilon(delta)
         if upper == math.inf:
@@ -541,17 +543,21 @@ class PLD(Guarantee):
             return _lower_end(opt, delta, lower), upper
         worst = self._worst_direction(upper)
         lower = _lower_end(self._optimistic(worst, delta), delta, upper)
-        finer, precise = 1, delta < DEFAULT_LAW_DELTA
-        while upper - lower > self.tol and finer <= OPTIMISTIC_MORE:
-            refine = self._optimistic_grid(finer, precise)
+        level, precise = 0, delta < DEFAULT_LAW_DELTA
+        while upper - lower > self.tol and level < OPTIMISTIC_MORE:
+            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * self.tol), 4.0)))
+            finer = min(level + step, OPTIMISTIC_MORE)
             # the pessimistic law is read only here: a bracket within tol builds no more laws
-            if (refine == self._optimistic_grid(finer - 1, precise) or refine
-                    * self.law(worst, precise=precise).masses.size > REFINED_MAX_POINTS):
+            size = self.law(worst, precise=precise).masses.size
+            while finer > level and self._optimistic_grid(finer, precise) * size > REFINED_MAX_POINTS:
+                finer -= 1
+            if finer == level or (self._optimistic_grid(finer, precise)
+                                  == self._optimistic_grid(level, precise)):
                 break
             finer_lower = _lower_end(self._optimistic(worst, delta, finer), delta, upper)
             if finer_lower <= lower:
                 break
-            lower, finer = finer_lower, finer + 1
+            lower, level = finer_lower, finer
         return lower, upper
 
     @cached_property
