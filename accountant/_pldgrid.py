@@ -497,6 +497,8 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     # (1 - lam) (midpoint's pair) + lam (lower tangent's pair) is one; where the midpoint asks
     # more of node J than room_J (an estimate from the contents: it only chooses), lam is the
     # least that asks room_J of it (taken where node J + 1 can reach its share).
+    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
+
     e_hf = math.exp(hf)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # e^{h/2} and its expm1 within LIBM_REL each, 4 roundings of non-negative terms
