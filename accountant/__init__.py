@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from .lazy import lazy_exports
 
 if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
+    from ._numeric import div_up
     from .bcdp import (
         BCDP,
         BayesianDP,
@@ -157,6 +158,7 @@ __all__ = [
     "compose_rdp",
     "discrete_gaussian_is_gdp",
     "discrete_gaussian_window",
+    "div_up",
     "dpsgd_clt_mu",
     "dpsgd_epsilon",
     "dpsgd_noise_multiplier",

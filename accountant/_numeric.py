@@ -4,6 +4,7 @@ one-sided root finding that keeps the pessimistic end of its bracket."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import TypeVar
@@ -95,6 +96,34 @@ def sum_up(values: Iterable[float], weights: Iterable[float] | None = None) -> f
         return math.inf
     f = float(exact)
     return math.nextafter(f, math.inf) if Fraction(f) < exact else f
+
+
+def div_up(numerator: float, denominator: float) -> float:
+    """The smallest double >= numerator / denominator (numerator >= 0, denominator > 0, both
+    finite), checked in rationals: a parameter computed as a quotient (mu = Delta / sigma,
+    eps = Delta / b) must not round to the optimistic side (a Laplace's top atom an ulp low made
+    delta 0 where the truth is 7e-19)."""
+    a, b = _quotient_args(numerator, denominator)
+    q = a / b
+    if math.isinf(q):
+        return q
+    return math.nextafter(q, math.inf) if Fraction(q) * Fraction(b) < Fraction(a) else q
+
+
+def div_down(numerator: float, denominator: float) -> float:
+    """The largest double <= numerator / denominator (as ``div_up``): a noise scale computed as a
+    quotient must not round up."""
+    a, b = _quotient_args(numerator, denominator)
+    q = a / b
+    if math.isinf(q):
+        return sys.float_info.max
+    return math.nextafter(q, 0.0) if Fraction(q) * Fraction(b) > Fraction(a) else q
+
+
+def _quotient_args(numerator: float, denominator: float) -> tuple[float, float]:
+    return (check_real("numerator", numerator, low=0.0, high=math.inf, high_open=True),
+            check_real("denominator", denominator, low=0.0, low_open=True, high=math.inf,
+                       high_open=True))
 
 
 def hypot_up(values: Iterable[float], weights: Iterable[int] | None = None) -> float:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from fractions import Fraction
 from typing import Any
 
-from ._numeric import LIBM_ULP
+from ._numeric import LIBM_ULP, div_down, div_up
 from .composition import compose
 from .guarantees import FDP, GDP, RDP, ZCDP, Guarantee, PureDP
 from .pld import PLD, pld_from_guarantee
@@ -175,19 +175,20 @@ def _(event: Any) -> Guarantee:
 
 @register_dp_event("GaussianDpEvent")
 def _(event: Any) -> Guarantee:
-    return GDP(1.0 / _noise("GaussianDpEvent.noise_multiplier", event.noise_multiplier))
+    return GDP(div_up(1.0, _noise("GaussianDpEvent.noise_multiplier", event.noise_multiplier)))
 
 
 @register_dp_event("LaplaceDpEvent")
 def _(event: Any) -> Guarantee:
-    return FDP(LaplaceTradeoff(1.0 / _noise("LaplaceDpEvent.noise_multiplier", event.noise_multiplier)))
+    return FDP(LaplaceTradeoff(div_up(1.0, _noise("LaplaceDpEvent.noise_multiplier",
+                                                    event.noise_multiplier))))
 
 
 @register_dp_event("DiscreteLaplaceDpEvent")
 def _(event: Any) -> Guarantee:
     # P(x) proportional to e^{-a |x|}: scale t = 1/a in [@canonne2020discrete]'s notation
     a = _noise("DiscreteLaplaceDpEvent.noise_parameter", event.noise_parameter)
-    return PLD.discrete_laplace(1.0 / a, check_count("DiscreteLaplaceDpEvent.sensitivity",
+    return PLD.discrete_laplace(div_down(1.0, a), check_count("DiscreteLaplaceDpEvent.sensitivity",
                                                      event.sensitivity))
 
 

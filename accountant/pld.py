@@ -28,6 +28,7 @@ from ._numeric import (
     as_float_array,
     check_count,
     check_real,
+    div_up,
     lower_convex_hull,
     smallest_epsilon,
 )
@@ -178,7 +179,7 @@ class PLD(Guarantee):
         s = check_real("sigma", sigma, low=0.0, low_open=True, high=math.inf, high_open=True)
         d = check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
                        high_open=True)
-        return cls.from_pair(GaussianPair(d / s), tol=tol)
+        return cls.from_pair(GaussianPair(div_up(d, s)), tol=tol)
 
     @classmethod
     def laplace(cls, scale: float, sensitivity: float = 1.0, tol: float = DEFAULT_TOL) -> PLD:
@@ -186,7 +187,7 @@ class PLD(Guarantee):
         b = check_real("scale", scale, low=0.0, low_open=True, high=math.inf, high_open=True)
         d = check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
                        high_open=True)
-        return cls.from_pair(LaplacePair(d / b), tol=tol)
+        return cls.from_pair(LaplacePair(div_up(d, b)), tol=tol)
 
     @classmethod
     def randomized_response(cls, eps: float, k: int = 2, tol: float = DEFAULT_TOL) -> PLD:

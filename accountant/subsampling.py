@@ -42,7 +42,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from ._numeric import LIBM_REL, FloatArray, check_real
+from ._numeric import LIBM_REL, FloatArray, check_real, div_up
 from ._pldgrid import EPS_MACH
 from .guarantees import GDP, Guarantee
 from .pairs import (
@@ -238,8 +238,9 @@ def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float
                    high_open=True)
     d = check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
                    high_open=True)
-    check_real("sensitivity / noise_multiplier", d / s, low=0.0, low_open=True, high=1e4)
-    return subsample(GDP(d / s), rate, "poisson", tol, adjacency)
+    mu = check_real("sensitivity / noise_multiplier", div_up(d, s), low=0.0, low_open=True,
+                    high=1e4)
+    return subsample(GDP(mu), rate, "poisson", tol, adjacency)
 
 
 __all__ = ["SubsampledPair", "subsample", "subsampled_gaussian"]

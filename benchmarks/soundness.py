@@ -5,8 +5,8 @@ reproducer: the guarantee under test is built by evaluating it) and a reference 
 ``benchmarks/references.py`` (mpmath at 50 digits: closed forms, exact enumeration, or quadrature;
 never the code under test). For each workload we query
 
-- ``g.delta(eps)`` at a few eps (0 to 50; on finite references, the pmf, rr, approxdp,
-  poisson, wor and peers workloads, also at and just below their losses, ``near_atoms``): an
+- ``g.delta(eps)`` at a few eps (0 to 50; on references with atoms, the pmf, rr, approxdp,
+  laplace, poisson, wor and peers workloads, also at and just below them, ``near_atoms``): an
   UNDER-REPORT if below the true delta;
 - ``g.epsilon(delta)`` at a few delta (0, 1e-15 ... 0.5): an UNDER-REPORT if the true delta at the
   returned eps exceeds the target (decided by evaluating the reference at our eps: exact, no
@@ -172,11 +172,15 @@ NEAR_ATOM = (0.0, 1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2)
 
 
 def near_atoms(rng: np.random.Generator, ref: Ref, n: int = 3) -> list[float]:
-    """Query eps at and just below finite losses of a finite reference (a PairRef, or the larger
-    of several): its largest loss in (0, 50] and n - 1 others drawn at random."""
+    """Query eps at and just below the atoms of a reference (a PairRef's losses, a k-fold
+    Laplace's, or those of the larger of several): its largest in (0, 50] and n - 1 others drawn
+    at random."""
     refs = ref.refs if isinstance(ref, MaxRef) else [ref]
-    losses = sorted({float(x) for r in refs if isinstance(r, PairRef) for x in r._table()[0]
-                     if 0 < x <= 50}, reverse=True)
+    found = {float(x) for r in refs if isinstance(r, PairRef) for x in r._table()[0]}
+    # a k-fold Laplace has atoms where every copy lands on one of its two: j eps0, j = k, k - 2, ...
+    found |= {float(r.eps0 * j) for r in refs if isinstance(r, LaplaceRef)
+              for j in range(r.k, -r.k - 1, -2)}
+    losses = sorted((x for x in found if 0 < x <= 50), reverse=True)
     if not losses:
         return []
     picks = losses[:1] + [losses[int(rng.integers(len(losses)))] for _ in range(n - 1)]

@@ -127,6 +127,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.CLTGDP": lambda: ((1.0,), {"gamma": 0.5}),
     "accountant.calibrate": lambda: ((lambda s: GDP(1.0 / s), GDP(1.0), (0.1, 10.0)), {}),
     "accountant.calibrate_count": lambda: ((lambda n: GDP(float(n)), GDP(2.5), (1, 10)), {}),
+    "accountant.div_up": lambda: ((1.0, 3.0), {}),
     "accountant.FDP": lambda: ((GaussianTradeoff(1.0),), {}),
     "accountant.GDP": lambda: ((1.0,), {}),
     "accountant.PLD": lambda: ((PLD.gaussian(1.0).factors,), {"tol": 3e-5}),

@@ -87,7 +87,7 @@ GUARANTEE_KINDS: dict[str, tuple[str, str]] = {
 def make_guarantee(kind: str, body: str) -> Guarantee:
     """A guarantee from e.g. ("pure", "1"), ("approx", "1,1e-6"), ("gdp", "0.5"), ("zcdp", "0.1"),
     ("laplace", "10") (scale b) or ("gaussian", "4") (sigma), sensitivity 1."""
-    from accountant import FDP, GDP, ZCDP, ApproxDP, LaplaceTradeoff, PureDP
+    from accountant import FDP, GDP, ZCDP, ApproxDP, LaplaceTradeoff, PureDP, div_up
 
     try:
         if kind == "pure":
@@ -105,12 +105,12 @@ def make_guarantee(kind: str, body: str) -> Guarantee:
             b = _float("--laplace", body)
             if not b > 0.0:
                 raise CliError(f"--laplace: the scale must be > 0, got {body!r}")
-            return FDP(LaplaceTradeoff(1.0 / b))
+            return FDP(LaplaceTradeoff(div_up(1.0, b)))
         if kind == "gaussian":
             sigma = _float("--gaussian", body)
             if not sigma > 0.0:
                 raise CliError(f"--gaussian: sigma must be > 0, got {body!r}")
-            return GDP(1.0 / sigma)
+            return GDP(div_up(1.0, sigma))
     except (ValueError, TypeError) as exc:
         if isinstance(exc, CliError):
             raise
@@ -488,7 +488,7 @@ def cmd_calibrate(args: argparse.Namespace) -> str:
 def _calibrate_mechanism(args: argparse.Namespace) -> str:
     """The least Gaussian sigma or Laplace scale whose exact guarantee implies the target (the
     real-valued mechanism; the catalogue's lattice release is `Mechanism.calibrated`)."""
-    from accountant import FDP, GDP, ApproxDP, LaplaceTradeoff, PureDP, calibrate
+    from accountant import FDP, GDP, ApproxDP, LaplaceTradeoff, PureDP, calibrate, div_up
 
     sens = _positive("--sensitivity", args.sensitivity) or 1.0
     target = (PureDP(args.target_epsilon) if not args.delta
@@ -496,10 +496,11 @@ def _calibrate_mechanism(args: argparse.Namespace) -> str:
     if args.mechanism == "gaussian":
         if not args.delta:
             raise CliError("a Gaussian mechanism is never pure DP: give --delta > 0")
-        value = calibrate(lambda s: GDP(sens / s), target, (sens * 1e-6, sens * 1e6), tol=1e-9)
+        value = calibrate(lambda s: GDP(div_up(sens, s)), target, (sens * 1e-6, sens * 1e6),
+                          tol=1e-9)
         name = "sigma"
     else:
-        value = calibrate(lambda b: FDP(LaplaceTradeoff(sens / b)), target,
+        value = calibrate(lambda b: FDP(LaplaceTradeoff(div_up(sens, b))), target,
                           (sens * 1e-6, sens * 1e6), tol=1e-9)
         name = "scale"
     out = {"mechanism": args.mechanism, name: value, "sensitivity": sens, "target": str(target)}
