@@ -317,13 +317,18 @@ def test_tail_count_is_the_cut_of_the_full_running_sum(n: int, log_tail: float, 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 400), st.integers(-300, 300), st.sampled_from([2, 3, 4, 5, 8, 16]),
        st.booleans(), st.integers(0, 2**32 - 1))
+@example(275, 0, 2, False, 0)
 def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: int, factor: int,
                                                               pessimistic: bool,
                                                               seed: int) -> None:
-    """Coarsening a law re-discretises its points: the same profile (to rounding, and to the
-    optimistic constructions' round-off, as charged by their all-absolute models) as
-    ``from_atoms`` given the points as atoms at their losses, on the wider grid; and an optimistic
-    one lies below the points' exact profile by one of its error models."""
+    """Coarsening a law re-discretises its points: a pessimistic one has the same profile (to
+    rounding) as ``from_atoms`` given the points as atoms at their losses, on the wider grid (the
+    connect-the-dots split is unique); an optimistic one lies below the points' exact profile by
+    one of its error models, as does ``from_atoms``'s. The two optimistic routes need not agree:
+    the construction branches on bounds of the contents (a cell whose upper node cannot reach its
+    tangent is lowered by its whole excess), and the routes' bounds differ by their own roundings,
+    so near the top of a support a branch can flip (n 275, factor 2, seed 0: 1.8e-8 relative
+    apart at one node, both below the truth)."""
     rng = np.random.default_rng(seed)
     h = float(rng.uniform(1e-3, 0.05))
     m = np.exp(rng.normal(-8.0, 4.0, n)) * (rng.random(n) < 0.8)
@@ -340,9 +345,10 @@ def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: in
              + ref.lag) * float(m.sum())
     for eps in np.linspace(lo, hi, 41):
         a, b = coarse.raw_delta(float(eps)), ref.raw_delta(float(eps))
-        charged = sum(max(m[0] for m in x.error_models) for x in (coarse, ref))
-        assert abs(a - b) <= 1e-9 * max(a, b) + charged + shift  # their round-off
-        if not pessimistic:
+        if pessimistic:
+            charged = sum(max(m[0] for m in x.error_models) for x in (coarse, ref))
+            assert abs(a - b) <= 1e-9 * max(a, b) + charged + shift  # their round-off
+        else:
             exact = law.raw_delta(float(eps))  # the points' profile (few terms: to rounding)
             for held in (coarse, ref):
                 v = held.raw_delta(float(eps))
