@@ -98,6 +98,20 @@ def sum_up(values: Iterable[float], weights: Iterable[float] | None = None) -> f
     return math.nextafter(f, math.inf) if Fraction(f) < exact else f
 
 
+def exp_rn(x: float) -> float:
+    """e^x rounded to nearest (mpmath at 40 digits): a scalar constant within u = 2^-53 of its
+    value whatever the platform's libm, where LIBM_REL would be charged per use (the recursions of
+    the optimistic construction multiply by e^{-h} once per grid point)."""
+    with mpmath.workdps(40):
+        return float(mpmath.exp(mpmath.mpf(x)))
+
+
+def expm1_rn(x: float) -> float:
+    """e^x - 1 rounded to nearest (mpmath at 40 digits; see ``exp_rn``)."""
+    with mpmath.workdps(40):
+        return float(mpmath.expm1(mpmath.mpf(x)))
+
+
 def div_up(numerator: float, denominator: float) -> float:
     """The smallest double >= numerator / denominator (numerator >= 0, denominator > 0, both
     finite), checked in rationals: a parameter computed as a quotient (mu = Delta / sigma,

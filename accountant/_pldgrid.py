@@ -61,7 +61,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import fft as sfft
 
-from ._numeric import LIBM_REL, FloatArray, lower_convex_hull
+from ._numeric import LIBM_REL, FloatArray, exp_rn, expm1_rn, lower_convex_hull
 
 EPS_MACH = float(np.finfo(np.float64).eps)
 #: machine epsilon of numpy's long double (x87 extended on x86-64; double elsewhere, where the
@@ -336,11 +336,11 @@ def from_cells(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray, 
 
 
 #: The optimistic construction's own rounding, relative to the node profiles it starts from
-#: (``_optimistic_from_cells``: 12 u for the cells of width h and their split with libm constants
-#: within 2 u, 3 u for the masses, 3 u for the slope changes and the round trip through the
-#: jumps; padded to 20 u), and LIBM_REL - 2 u twice more: the cells' x reads -expm1(-h/2), their
-#: split b = x / -expm1(-h) reads it and another libm constant
-CONSTRUCTION_REL = 20.0 * EPS_MACH / 2.0 + 2.0 * (LIBM_REL - EPS_MACH)
+#: (``_optimistic_from_cells``: 12 u for the cells of width h and their split, 3 u for the
+#: masses, 3 u for the slope changes and the round trip through the jumps; padded). Its scalar
+#: constants (e^{-h/2}, expm1(-h/2), expm1(+-h)) are rounded to nearest (``exp_rn``,
+#: ``expm1_rn``: within u whatever the libm; LIBM_REL would add 12 u)
+CONSTRUCTION_REL = 20.0 * EPS_MACH / 2.0
 #: Node profiles below which an optimistic source's errors are charged absolutely, not relatively
 #: (``relative_split``): near the top of some supports (the add direction of a subsampled pair)
 #: the profile vanishes faster than the tails' errors, and a relative charge there would be large
@@ -371,16 +371,16 @@ def relative_split(err: FloatArray, low: FloatArray, lowered: FloatArray) -> tup
 def node_profile(mu: FloatArray, h: float) -> FloatArray:
     """Upper bound of the profile sum_{i > J} mu_i (1 - e^{(J - i) h}) of a non-negative measure
     on the nodes of a grid, at each node J: P_J = e^{-h} P_{J+1} + (1 - e^{-h}) A_{J+1}, A the
-    tail sums; non-negative terms only, each step within LIBM_REL + 3 u relative (the constants
-    e^{-h} and -expm1(-h), libm: LIBM_REL; the cumulated sums, two products and the sum: u
+    tail sums; non-negative terms only, each step within 4 u relative (the constants e^{-h} and
+    -expm1(-h), rounded to nearest by ``exp_rn``; the cumulated sums, two products and the sum: u
     each), padded for the n steps. Products that underflow err absolutely,
     by at most half the smallest subnormal each (2 per step, damped by e^{-h} < 1): 4 (n + 4) of
     it are added (hypothesis found mu = (0, 5e-324), h = 0.5 bounded by 0 at node 0)."""
     from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
 
     tails = np.concatenate([np.cumsum(mu[::-1])[::-1][1:], [0.0]])
-    p = signal.lfilter([1.0], [1.0, -math.exp(-h)], (-math.expm1(-h) * tails)[::-1])[::-1]
-    return np.asarray(p * (1.0 + (LIBM_REL + 1.5 * EPS_MACH) * (mu.size + 4))
+    p = signal.lfilter([1.0], [1.0, -exp_rn(-h)], (-expm1_rn(-h) * tails)[::-1])[::-1]
+    return np.asarray(p * (1.0 + 2.0 * EPS_MACH * (mu.size + 4))
                       + 4.0 * (mu.size + 4) * math.ulp(0.0), dtype=np.float64)
 
 
@@ -433,16 +433,16 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     if n * h > 700.0:
         # e^{loss} over the span overflows: the empty law (delta >= 0) is the optimistic bound
         return GridLaw(h, j0, np.zeros(n + 1), 0.0, 0.0, False, 0.0, shift)
-    decay_f = math.exp(-hf)
+    decay_f = exp_rn(-hf)
     # the contents of the cells of width h: the two halves and the atom at the midpoint
     lo_q, lo_pn, lo_x = qf[0::2], pnf[0::2], xf[0::2]
     hi_q, hi_pn, hi_x, mid = qf[1::2], pnf[1::2], xf[1::2], nodesf[1::2]
     q = lo_q + hi_q + mid
     pn = lo_pn + decay_f * (hi_pn + mid)
-    x = lo_x + hi_x + -math.expm1(-hf) * (hi_pn + mid)
+    x = lo_x + hi_x + -expm1_rn(-hf) * (hi_pn + mid)
     nodes = nodesf[0::2]
     # connect-the-dots masses of the cell measure: its profile D interpolates the truth at nodes
-    b = np.minimum(x / -math.expm1(-h), q)
+    b = np.minimum(x / -expm1_rn(-h), q)
     m = np.zeros(n + 1)
     m[:-1] += q - b
     m[1:] += b
@@ -533,7 +533,7 @@ def _optimistic_from_cells(h: float, j0: int, qf: FloatArray, pnf: FloatArray, x
     capped = wanted > d
     cap_err = np.where(capped, (gamma + rec) * d + floor + (1.0 + gamma) * resid, 0.0)
     # F = Dm - c by its masses (in units of y_{j0}; the profile is fixed at y = 0)
-    e1, e2 = 1.0 / math.expm1(h), 1.0 / -math.expm1(-h)
+    e1, e2 = 1.0 / expm1_rn(h), 1.0 / -expm1_rn(-h)
     dc = np.diff(c)
     down = np.concatenate([e1 * dc, [0.0]])
     up = np.concatenate([[c[0]], e2 * dc])
@@ -578,13 +578,12 @@ def node_values(x: FloatArray, pn: FloatArray, nodes: FloatArray,
     e^{-h} W_{j+1} (W_j = y_j P(L >= g_j); a node atom has y_j p = q), summed from the top; and
     rec_j and ``floor`` with |d_j - D_j| <= rec_j D_j + floor (D in exact arithmetic from the
     contents, themselves within 6 u of their own sums from the half cells; u = 2^-53). Every
-    term is non-negative: each step of W errs by e^{-h} (libm: LIBM_REL), the product and the sum
-    (u each), its start by u; each term of D by 1 - e^{-h} (LIBM_REL: -expm1, not 1 - e^{-h},
-    which cancels to a relative error u / h, 5e-11 at h = 1e-6), the product and the sum, so by
-    (LIBM_REL + 2 u)(n - j) + LIBM_REL + 3 u; the sums from the top add (n - j) u, the contents
-    6 u: (LIBM_REL + 3 u)(n - j) + LIBM_REL + 9 u, padded by 1%. (This was 4 u (n - j + 9) with
-    1 - e^{-h} taken from e^{-h}, derived for an e^{-h} within u; numpy's cumsum and scipy's
-    lfilter sum in order.) Products
+    term is non-negative: each step of W errs by e^{-h} (rounded to nearest, ``exp_rn``: u), the
+    product and the sum (u each), its start by u; each term of D by 1 - e^{-h} (u: ``expm1_rn``,
+    not 1 - e^{-h}, which cancels to a relative error u / h, 5e-11 at h = 1e-6), the product and
+    the sum, so by 3 u (n - j) + 4 u; the sums from the top add (n - j) u, the contents 6 u:
+    4 u (n - j) + 10 u, padded to 5 u (n - j + 4). (With libm constants, LIBM_REL each, it would
+    be (LIBM_REL + 3 u) per step; numpy's cumsum and scipy's lfilter sum in order.) Products
     below the normal range err absolutely, by half the smallest subnormal each: W's are damped
     by e^{-h} per step (at most 1 / (2 (1 - e^{-h})) of it in all), so each term of D errs by at
     most one subnormal and d_j by (n - j + 1): floor = 4 (n + 4) subnormals (hypothesis: a lone
@@ -592,10 +591,9 @@ def node_values(x: FloatArray, pn: FloatArray, nodes: FloatArray,
     from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
 
     n = x.size
-    w = signal.lfilter([1.0], [1.0, -math.exp(-h)], (np.concatenate([pn, [0.0]]) + nodes)[::-1])
-    d = np.concatenate([np.cumsum((x + -math.expm1(-h) * w[::-1][1:])[::-1])[::-1], [0.0]])
-    u = EPS_MACH / 2.0
-    rec = ((LIBM_REL + 3.0 * u) * (n - np.arange(n + 1)) + LIBM_REL + 9.0 * u) * 1.01
+    w = signal.lfilter([1.0], [1.0, -exp_rn(-h)], (np.concatenate([pn, [0.0]]) + nodes)[::-1])
+    d = np.concatenate([np.cumsum((x + -expm1_rn(-h) * w[::-1][1:])[::-1])[::-1], [0.0]])
+    rec = 2.5 * EPS_MACH * (n + 4 - np.arange(n + 1))
     return (np.asarray(d, dtype=np.float64), np.asarray(rec, dtype=np.float64),
             4.0 * (n + 4) * math.ulp(0.0))
 

@@ -16,7 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP, ProfileTradeoff, _pldgrid
-from accountant._numeric import LIBM_REL, FloatArray
+from accountant._numeric import LIBM_REL, FloatArray, exp_rn, expm1_rn
 from accountant._plderror import TAIL_CAP, tail_split
 from accountant._pldgrid import GridLaw, atom_content_bounds, coarsen, deposit_atoms, node_values
 from accountant.composition import advanced_composition_profile
@@ -281,3 +281,17 @@ def test_identity_tradeoff_profile_rounds_up(eps: float, direction: float) -> No
         got = GaussianTradeoff(0.0).profile(eps)
     with mpmath.workdps(40):
         assert mpf(got) >= -mpmath.expm1(mpf(eps)), (eps, got)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-700.0, 700.0))
+def test_scalar_constants_are_rounded_to_nearest(x: float) -> None:
+    """``exp_rn`` and ``expm1_rn`` (the optimistic construction's scalar constants) are the
+    doubles nearest to e^x and e^x - 1 (mpmath, 60 digits): computed in mpmath's arbitrary
+    precision, they do not depend on the libm (libm_off cannot wrap mpmath's internal calls)."""
+    got = (exp_rn(x), expm1_rn(x))
+    with mpmath.workdps(60):
+        for value, exact in zip(got, (mpmath.exp(mpf(x)), mpmath.expm1(mpf(x))), strict=True):
+            gap = abs(mpf(value) - exact)
+            for other in (math.nextafter(value, math.inf), math.nextafter(value, -math.inf)):
+                assert gap <= abs(mpf(other) - exact)
