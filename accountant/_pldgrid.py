@@ -824,7 +824,10 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
                rel: float = 0.0) -> GridLaw:
     """Discretise a finite Q-law (atoms ``losses`` with Q-masses ``qm``) onto the grid
     {shift + j h}; an optimistic law's masses may err by ``slack`` and ``rel`` (its profile within
-    1 + rel of the exact one, plus slack)."""
+    1 + rel of the exact one, plus slack); a pessimistic law's by ``slack`` only (its relative
+    errors are the caller's to charge, as ``GridLaw.tail``)."""
+    if pessimistic and rel:
+        raise ValueError(f"rel must be 0 for a pessimistic law (charge it as its tail), got {rel}")
     keep = qm > 0
     losses, qm = losses[keep], qm[keep]
     if losses.size == 0:
@@ -836,11 +839,10 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
     n = r * (math.ceil(float(rel_losses.max()) / h) + 1 - j0)
     q, pn, x, nodes = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n + 1)
     lag = deposit_atoms(h / r, r * j0, losses, qm, q, pn, x, nodes, pessimistic, shift)
-    k = qm.size + 8
     if pessimistic:
+        # (the split's and the masses' roundings are the caller's to charge: ``FinitePair``)
         law = from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
-                         pessimistic=True, slack=slack, node_q=nodes, shift=shift, rel=rel,
-                         errors=ContentErrors(k * EPS_MACH, (k + 2) * EPS_MACH))
+                         pessimistic=True, slack=slack, node_q=nodes, shift=shift)
         # no finite mass of the exact law lies above its largest atom
         return replace(law, lag=lag, support_top=float(losses.max()))
     # optimistic: the contents are sums of at most qm.size products, each within LIBM_REL + u/2
@@ -852,8 +854,8 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
     law = from_cells(h, j0, q, pn, x, inf=inf, q_above=q_above, q_below=0.0,
                      pessimistic=False, slack=slack, node_q=nodes, shift=shift, rel=rel,
                      bounds=atom_content_bounds(h / r, q, pn, x, qm.size),
-                     errors=ContentErrors(LIBM_REL + (k - 4) * EPS_MACH,
-                                          LIBM_REL + (k - 2) * EPS_MACH))
+                     errors=ContentErrors(LIBM_REL + (qm.size + 4) * EPS_MACH,
+                                          LIBM_REL + (qm.size + 6) * EPS_MACH))
     return replace(law, lag=lag)
 
 
