@@ -188,8 +188,8 @@ def _(event: Any) -> Guarantee:
 def _(event: Any) -> Guarantee:
     # P(x) proportional to e^{-a |x|}: scale t = 1/a in [@canonne2020discrete]'s notation
     a = _noise("DiscreteLaplaceDpEvent.noise_parameter", event.noise_parameter)
-    return PLD.discrete_laplace(div_down(1.0, a), check_count("DiscreteLaplaceDpEvent.sensitivity",
-                                                     event.sensitivity))
+    return PLD.discrete_laplace(div_down(1.0, a),
+                                check_count("DiscreteLaplaceDpEvent.sensitivity", event.sensitivity))
 
 
 @register_dp_event("RandomizedResponseDpEvent")
