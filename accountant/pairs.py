@@ -845,6 +845,14 @@ def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0,
                             p_ninf=p_ninf, mass_rtol=mass_rtol, loss_atol=float(loss_atol))
 
 
+def curve_direction(f: FiniteLossTradeoff, opt_inf: float | None = None) -> _FiniteDirection:
+    """The finite pair of a finite curve with its declared errors: the losses' ``loss_atol`` and
+    the masses' ``mass_rtol``, or MASS_RTOL where the curve declares less (the discrete Laplace
+    and k-ary randomized response pairs once dropped theirs: 3 u shift / b and 10 EPS_MACH)."""
+    return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol,
+                            mass_rtol=max(f.mass_rtol, MASS_RTOL), opt_inf=opt_inf)
+
+
 def _check_int_sensitivity(sensitivity: int) -> int:
     return check_count("sensitivity", sensitivity, high=10**6)
 
@@ -1115,9 +1123,7 @@ class RandomizedResponsePair(Pair):
         object.__setattr__(self, "k", check_count("k", self.k, low=2, high=10**9))
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
-        f = FiniteLossTradeoff.randomized_response(self.eps, self.k)
-        return finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf,
-                                loss_atol=f.loss_atol), None
+        return curve_direction(FiniteLossTradeoff.randomized_response(self.eps, self.k)), None
 
 
 @dataclass(frozen=True)
@@ -1136,8 +1142,7 @@ class ApproxDPPair(Pair):
                                                      high_open=True))
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
-        f = FiniteLossTradeoff.approx_dp(self.eps, self.delta)
-        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol), None
+        return curve_direction(FiniteLossTradeoff.approx_dp(self.eps, self.delta)), None
 
 
 @dataclass(frozen=True)
@@ -1155,9 +1160,8 @@ class DiscreteLaplacePair(Pair):
         object.__setattr__(self, "sensitivity", _check_int_sensitivity(self.sensitivity))
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
-        f = FiniteLossTradeoff.discrete_laplace(self.scale, self.sensitivity)
-        return finite_direction(f.losses, f.q_masses, p_ninf=f.p_ninf,
-                                loss_atol=f.loss_atol), None
+        return curve_direction(FiniteLossTradeoff.discrete_laplace(self.scale,
+                                                                   self.sensitivity)), None
 
 
 @dataclass(frozen=True)
@@ -1180,8 +1184,7 @@ class DiscreteGaussianPair(Pair):
         # curve's declared mass_rtol (``gauss_masses``)
         f = FiniteLossTradeoff.discrete_gaussian(Fraction(self.sigma) ** 2, self.sensitivity,
                                                  tail=PAIR_GAUSSIAN_TAIL)
-        return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol,
-                                mass_rtol=f.mass_rtol, opt_inf=0.0), None
+        return curve_direction(f, opt_inf=0.0), None
 
 
 @dataclass(frozen=True, eq=False)
@@ -1217,9 +1220,7 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
     if isinstance(f, LaplaceTradeoff):
         return LaplacePair(f.eps)
     if isinstance(f, FiniteLossTradeoff):
-        # the declared mass error, or the default where the constructor declares less
-        return FinitePair(finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol,
-                                           mass_rtol=max(f.mass_rtol, MASS_RTOL)), None, "curve")
+        return FinitePair(curve_direction(f), None, "curve")
     if isinstance(f, PiecewiseLinearTradeoff):
         lo, qm, inf = _knot_atoms(f.alphas, f.betas, True)
         olo, oqm, oinf = _knot_atoms(f.alphas, f.betas, False)
