@@ -310,13 +310,14 @@ class PLD(Guarantee):
     @cached_property
     def _grid(self) -> tuple[float, int]:
         """(h, max_level): the grid width and the most coarsening levels (``_grid_plan``)."""
-        h, max_level, _ = self._grid_plan
+        h, max_level, _, _ = self._grid_plan
         return h, max_level
 
     @cached_property
-    def _grid_plan(self) -> tuple[float, int, float]:
-        """(h, max_level, steps): the grid width, the most coarsening levels, and the number of
-        discretised steps the width was chosen for (``_pessimistic_finer`` reads it)."""
+    def _grid_plan(self) -> tuple[float, int, float, bool]:
+        """(h, max_level, steps, aligned): the grid width, the most coarsening levels, the number
+        of discretised steps the width was chosen for (``_pessimistic_finer`` reads it), and
+        whether every atom sits on a node (``_step_weight``)."""
         # memory cap: no source's initial law may need more than MAX_POINTS grid points (a
         # coarser grid is still sound, only looser)
         span = self._span
@@ -339,10 +340,19 @@ class PLD(Guarantee):
                 h_target, steps = aligned, continuous
         max_level = max(0, int(math.log2(MAX_H / h_target)))
         if quantum is None or quantum < h_target / 64:
-            return h_target, max_level, steps
-        block = 2 ** max_level
+            return h_target, max_level, steps, False
+        # the atoms stay on the nodes of every grid the laws are coarsened to (a screening law,
+        # 2^SCREEN_LEVELS coarser, may lose them: it is only looser)
+        levels = max(coarsening_level(c * d.continuous_mass(), max_level)
+                     for r in self.directions for d, c in self._sources(r, True))
+        block = 2 ** levels
         k = block * math.ceil(quantum / (block * h_target))
-        return quantum / k, max_level, steps
+        return quantum / k, max_level, steps, True
+
+    def _step_weight(self, d: LossDirection) -> float:
+        """Discretised steps one copy of d stands for: its continuous Q-mass when the grid is
+        aligned with the atoms (they are discretised exactly), else 1 (``coarsening_level``)."""
+        return d.continuous_mass() if self._grid_plan[3] else 1.0
 
     @property
     def directions(self) -> tuple[Direction, ...]:
@@ -377,13 +387,13 @@ class PLD(Guarantee):
             tail = budget / self.steps
             sources = self._sources(direction, pessimistic)
             # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
-            # h 2^coarsening_level(c)); a mechanism run once is discretised on it
+            # h 2^coarsening_level of its steps); a mechanism run once is discretised on it
             # directly (one discretisation error instead of two, and a shorter source)
-            coarsest = h * 2 ** max(coarsening_level(c, max_level)
-                                    for _, c in sources)
+            coarsest = h * 2 ** max(coarsening_level(c * self._step_weight(d), max_level)
+                                    for d, c in sources)
             slices = PRECISE_SLICES if key[3] else 3
             laws = [self_compose(d.discretize(coarsest if c == 1 else h, pessimistic, tail), c,
-                                 max_level, slices, budget, budget)
+                                 max_level, slices, budget, budget, self._step_weight(d))
                     for d, c in sources]
             cache[key] = compose_laws(laws, budget)
         return cache[key]
@@ -465,7 +475,7 @@ class PLD(Guarantee):
         that estimate exceeds tol, the grid is halved until it is below tol / 2, at most
         PESSIMISTIC_MORE times, and while the sources fit in MAX_POINTS and the composed law in
         REFINED_MAX_POINTS. Any grid is sound: this only sets the tightness and the time."""
-        h, _, steps = self._grid_plan
+        h, _, steps, _ = self._grid_plan
         if not (steps > 0.0 and 0.0 < eps < math.inf and 0.0 < delta < 1.0):
             return 0
         excess = _gdp_sensitivity(eps, delta) * steps * h * h / 6.0

@@ -14,7 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP, PLD, PureDP, compose, subsample
-from accountant._pldgrid import EPS_MACH, GridLaw, _tail_count, coarsen, from_atoms, to_grid
+from accountant._pldgrid import (EPS_MACH, GridLaw, _tail_count, coarsen, coarsening_level, from_atoms,
+                                 to_grid)
 from accountant.pairs import GaussianPair, _pmf_direction
 
 
@@ -126,6 +127,29 @@ def test_aligned_atoms_make_a_coarser_grid_with_a_bracket_within_tol() -> None:
     lo, up = pld.epsilon_bracket(1e-5)
     assert lo <= 4.22034732508036 <= up
     assert up - lo <= tol
+
+
+def test_aligned_copies_are_coarsened_by_their_continuous_steps() -> None:
+    # Laplace x100 at eps 0.1 stands for 100 * 0.048 = 4.8 discretised steps: no law reaches the
+    # 16 steps of a first coarsening, so it is composed on h itself (a coarsening from 64 copies
+    # doubled its error: upper - truth 1.27e-5, issue 14 asks for 1e-5 at the default tol)
+    pld = PLD.laplace(10.0).self_compose(100)
+    assert pld.law("remove").h == pld._grid[0]
+    assert pld.law("remove", pessimistic=False).h < pld._grid[0]
+    up = pld.epsilon(1e-5)
+    assert 0.0 <= up - 4.22034732508036 <= 1e-5
+    # copies off the atoms' lattice still count one step each (level of 100 copies: 1)
+    assert coarsening_level(100 * 0.048, 8) == 0
+    assert coarsening_level(100, 8) == 1
+    assert coarsening_level(4 ** 6 * 16, 3) == 3
+
+
+@given(st.integers(1, 2 ** 40), st.integers(0, 12))
+def test_coarsening_level_is_a_level_per_four_times_the_steps(m: int, cap: int) -> None:
+    # floor((floor(log2 m) - COARSEN_DELAY) / 2) for whole steps, and the same between them
+    assert coarsening_level(m, cap) == min(cap, max(0, (m.bit_length() - 1 - 4) // 2))
+    assert coarsening_level(m + 0.5, cap) == coarsening_level(m, cap)
+    assert coarsening_level(m / 2 ** 50, cap) == 0
 
 
 def test_w5_bracket_lower_end_is_tight() -> None:
