@@ -29,6 +29,7 @@ from ._numeric import (
     check_count,
     check_real,
     check_reals,
+    div_up,
     lower_convex_hull,
 )
 from ._plderror import (
@@ -1493,7 +1494,13 @@ class MixtureGaussianPair(Pair):
     Sensitivities (0, 1) with probs (1 - q, q) give the Poisson-subsampled Gaussian; (0, 1, 2) with
     probs (1 - q)^2, 2q(1 - q), q^2 a record sampled twice. Vector sensitivities reduce to their
     norms [@choquettechoo2024amplification, Cor. 4.7]. Mixed signs (a non-monotone loss) are
-    refused."""
+    refused.
+
+    The means s_i / sigma are rounded up (``div_up``): delta(eps) grows with each mean in both
+    directions. As the loss increases in x, the remove region {q > e^eps p} is a half-line
+    (x*, inf) and d delta / d m_j = p_j int_{x*}^inf (x - m_j) phi(x - m_j) dx = p_j phi(x* - m_j)
+    >= 0 (the boundary term is 0); for add, the region is (-inf, x*) and d delta / d m_j =
+    e^eps p_j phi(x* - m_j) >= 0."""
 
     sigma: float
     sensitivities: tuple[float, ...]
@@ -1509,8 +1516,8 @@ class MixtureGaussianPair(Pair):
         object.__setattr__(self, "probs", p)
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
-        rem = _MixtureDirection((0.0,), (1.0,), tuple(s / self.sigma for s in self.sensitivities),
-                                self.probs)
+        means = tuple(div_up(s, self.sigma) for s in self.sensitivities)
+        rem = _MixtureDirection((0.0,), (1.0,), means, self.probs)
         return rem, rem.reverse()
 
 

@@ -15,12 +15,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mpmath import mpf
 
-from accountant import PLD, GaussianPair, div_up, subsampled_gaussian
+from accountant import PLD, GaussianPair, MixtureGaussianPair, div_up, subsampled_gaussian
 from accountant._numeric import div_down
+from accountant.pairs import _MixtureDirection
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from references import LaplaceRef
+from references import GaussianMixtureRef, LaplaceRef
 
 positive = st.floats(1e-300, 1e300, allow_nan=False, allow_infinity=False)
 
@@ -63,3 +64,31 @@ def test_gaussian_mu_is_rounded_up(sigma: float, sensitivity: float) -> None:
     assert isinstance(pair, GaussianPair) and Fraction(pair.mu) >= exact
     (sub, _), = subsampled_gaussian(sigma, 0.5, sensitivity).factors
     assert Fraction(sub.base.mu) >= exact
+
+
+@given(st.floats(1e-2, 1e2), st.lists(st.floats(0.0, 1e2), min_size=1, max_size=3))
+def test_mixture_means_are_rounded_up(sigma: float, sens: list[float]) -> None:
+    """MixtureGaussianPair's means are at least s_i / sigma, exactly (delta grows with each)."""
+    sens = [*sens, 1.0]
+    pair = MixtureGaussianPair(sigma, tuple(sens), tuple([1.0 / len(sens)] * len(sens)))
+    rem, _ = pair.directions()
+    assert isinstance(rem, _MixtureDirection)
+    for mean, s in zip(rem.q_means, sens, strict=True):
+        assert Fraction(mean) >= Fraction(s) / Fraction(sigma)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(0.0, 3.0), min_size=1, max_size=3), st.integers(0, 2),
+       st.floats(-1.0, 3.0))
+def test_mixture_delta_grows_with_each_mean(means: list[float], j: int, eps: float) -> None:
+    """What makes rounding the means up safe: the exact delta (mpmath, ``GaussianMixtureRef``) of
+    (N(0, 1), sum_i w_i N(m_i, 1)) and of its reverse does not decrease when one m_j grows."""
+    means = [*means, 1.0]
+    j = j % len(means)
+    w = mpf(1) / len(means)
+    bigger = [m + 0.25 if i == j else m for i, m in enumerate(means)]
+    qa, qb = [(mpf(m), w) for m in means], [(mpf(m), w) for m in bigger]
+    p0, e = [(mpf(0), mpf(1))], mpf(eps)
+    assert GaussianMixtureRef(p0, qb).delta(e) >= GaussianMixtureRef(p0, qa).delta(e)
+    assert (GaussianMixtureRef([(-m, x) for m, x in qb], p0).delta(e)
+            >= GaussianMixtureRef([(-m, x) for m, x in qa], p0).delta(e))
