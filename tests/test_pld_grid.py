@@ -14,8 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP, PLD, PureDP, compose, subsample
-from accountant._pldgrid import (EPS_MACH, GridLaw, _tail_count, coarsen, coarsening_level, from_atoms,
-                                 to_grid)
+from accountant._pldgrid import EPS_MACH, GridLaw, _tail_count, coarsen, coarsening_level, from_atoms, to_grid
 from accountant.pairs import GaussianPair, _pmf_direction
 
 
