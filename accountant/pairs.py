@@ -180,7 +180,13 @@ class _TailDirection(LossDirection):
         if pessimistic:  # r = 1: the cells are those of the law's grid
             x = self._split_up(g, dg, h, q, x, errors.dx)
             lag = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
-            law = replace(from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+            # the Q-mass above the last node goes to +inf, where delta reads it without slack
+            # (``GridLaw.delta``): rounded up by its error bound unless the loss is bounded (then
+            # it is 0). A tail that underflowed to 0 (sigma 17, q 1e-3: Q(L > 0.009) ~ 1e-310)
+            # gave delta 0 above the grid, and a finite epsilon at delta 0 where the truth is inf.
+            q_above = (float(sq[-1]) if self.bounded
+                       else math.nextafter(float(sq[-1]) + float(errors.dsq[-1]), math.inf))
+            law = replace(from_cells(h, j0, q, pn, x, inf=self.q_inf, q_above=q_above,
                                      q_below=float(fq[0]), pessimistic=True, node_q=nodes),
                           lag=lag, support_top=hi if self.bounded else math.inf)
             self._forget()

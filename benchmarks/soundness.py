@@ -10,7 +10,8 @@ never the code under test). For each workload we query
   UNDER-REPORT if below the true delta;
 - ``g.epsilon(delta)`` at a few delta (0, 1e-15 ... 0.5): an UNDER-REPORT if the true delta at the
   returned eps exceeds the target (decided by evaluating the reference at our eps: exact, no
-  root finding); INF-WHERE-FINITE if ``inf`` while the truth is finite;
+  root finding), or if finite while the truth is ``inf`` (no finite eps reaches the target: delta
+  0 of a loss unbounded above); INF-WHERE-FINITE if ``inf`` while the truth is finite;
 - on PLDs, ``delta_bracket(eps)[0]`` and ``epsilon_bracket(delta)[0]``: a LOWER-BOUND VIOLATION if
   above the truth.
 
@@ -631,6 +632,9 @@ def check(w: Workload) -> Result:
                     res.inf_finite += 1
                     if len(res.infs) < 3:
                         res.infs.append(f"{w.code}.epsilon({d!r}) = inf")
+            elif not finite_truth:  # every finite eps has an exact delta above d
+                res.under += 1
+                fail("under", f"{w.code}.epsilon({d!r}) = {ours!r}: the exact epsilon is inf")
             else:
                 at = ref.delta(mpf(ours))
                 if at > dm + ref.rtol * max(at, dm) + tol_abs:

@@ -253,3 +253,28 @@ def test_both_charges_are_carried_and_the_smaller_is_used() -> None:
         assert truth.delta(eps) <= comp.delta(eps)
         winners.add("tail" if by_tail < by_abs else "absolute")
     assert winners == {"tail", "absolute"}
+
+
+def test_an_underflowed_tail_above_the_grid_still_counts() -> None:
+    """The subsampled Gaussian's loss is unbounded: delta(eps) > 0 at every eps, so epsilon(0) is
+    inf. Its Q-mass above the last node (sigma 17, q 1.1e-3: Q(L > 0.009) ~ 1e-310) underflowed
+    to 0, and was read without slack above the grid: delta 0 at eps 0.0205 (exact ~1e-543 by the
+    reference in mpmath) and epsilon(0) = 0.0089 (found by the soundness campaign, seed 101)."""
+    import sys
+    from pathlib import Path
+
+    from accountant import subsample
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from references import GaussianBase, subsample_steps
+
+    mu, rate = 0.05835548139456064, 0.0011112398935840763
+    g = subsample(GDP(mu), rate)
+    assert g.epsilon(0.0) == math.inf
+    rem, add = subsample_steps(GaussianBase(mpmath.mpf(mu)), rate)
+    for eps in (0.009, 0.0205, 1.0, 30.0):
+        exact = max(rem.delta(mpmath.mpf(eps)), add.delta(mpmath.mpf(eps)))
+        assert 0 < exact < 1e-300
+        assert mpmath.mpf(g.delta(eps)) >= exact
+    # a bounded loss keeps its exact 0 above the top: Laplace's eps0
+    assert PLD.laplace(1.0).delta(1.0) == 0.0
