@@ -30,6 +30,7 @@ from ._numeric import (
     check_real,
     div_up,
     lower_convex_hull,
+    narrow_bracket,
     smallest_epsilon,
 )
 from ._pldgrid import (
@@ -631,22 +632,19 @@ def _gdp_sensitivity(eps: float, delta: float) -> float:
 
 def _lower_end(opt: GridLaw, delta: float, upper: float) -> float:
     """Largest eps found with delta_opt(eps) > delta: below the exact epsilon(delta)."""
-    if opt.delta(0.0) <= delta:
+    d_lo = opt.delta(0.0)
+    if d_lo <= delta:
         return 0.0
     lo, hi = 0.0, upper if math.isfinite(upper) else 1.0
-    while math.isinf(upper) and opt.delta(hi) > delta:
-        lo, hi = hi, 2 * hi + 1
+    d_hi = opt.delta(hi)
+    while math.isinf(upper) and d_hi > delta:
+        lo, d_lo, hi = hi, d_hi, 2 * hi + 1
         if hi > 1e6:
             return lo
-    for _ in range(200):
-        if hi - lo <= 1e-13 * max(1.0, hi):
-            break
-        mid = 0.5 * (lo + hi)
-        if opt.delta(mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+        d_hi = opt.delta(hi)
+    if d_hi > delta:  # upper is an upper bound on the exact epsilon, so delta_opt(upper) <= delta
+        return hi
+    return narrow_bracket(opt.delta, delta, (lo, d_lo), (hi, d_hi), 1e-13)[0]
 
 
 def _law_curve(law: GridLaw) -> PiecewiseLinearTradeoff:
