@@ -477,6 +477,12 @@ class SubsampledTailDirection(_TailDirection):
     def q_inf(self) -> float:  # type: ignore[override]
         return self.rate * self.base.q_inf if self.direction == "remove" else 0.0
 
+    @property
+    def bounded(self) -> bool:  # type: ignore[override]
+        """The add loss -phi(l) is at most -log(1 - r); the remove loss is bounded where the
+        base's is (``support`` rounds both tops up)."""
+        return self.direction == "add" or self.base.bounded
+
     def _base_loss(self, v: FloatArray) -> FloatArray:
         """phi^{-1}(v) for v > log(1 - r), else -inf."""
         return self._base_loss_bounded(v, None)[0]
@@ -675,9 +681,14 @@ class SubsampledTailDirection(_TailDirection):
         return np.asarray(err + self.base.atom_error(), dtype=np.float64)
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
-        base = math.log1p(-self.rate)
-        hi = float(_mixture_log(self.rate, np.asarray(self.base.support(tail)[1])))
-        return (base, hi) if self.direction == "remove" else (-hi, -base)
+        """(log(1 - r), phi(base top)) for remove, mirrored for add, rounded outward (a bounded
+        direction's top is where its delta stops, ``GridLaw.support_top``)."""
+        low = math.log1p(-self.rate)
+        low = math.nextafter(low - LIBM_REL * abs(low), -math.inf)
+        top = np.asarray(self.base.support(tail)[1])
+        hi = _mixture_log(self.rate, top)
+        hi = math.nextafter(float(hi + mixture_log_error(self.rate, hi, top)), math.inf)
+        return (low, hi) if self.direction == "remove" else (-hi, -low)
 
 
 @dataclass(frozen=True)
@@ -692,6 +703,10 @@ class SymmetricTailDirection(_TailDirection):
     @property
     def q_inf(self) -> float:  # type: ignore[override]
         return self.base.q_inf
+
+    @property
+    def bounded(self) -> bool:  # type: ignore[override]
+        return self.base.bounded  # the support is the base's top, mirrored
 
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         fq, sq, fp, sp = self.base.tails(np.abs(g))

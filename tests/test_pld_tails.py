@@ -278,3 +278,35 @@ def test_an_underflowed_tail_above_the_grid_still_counts() -> None:
         assert mpmath.mpf(g.delta(eps)) >= exact
     # a bounded loss keeps its exact 0 above the top: Laplace's eps0
     assert PLD.laplace(1.0).delta(1.0) == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1e-3, 20.0), st.floats(1e-6, 0.999))
+def test_subsampled_bounded_losses_stop_at_their_exact_top(eps0: float, rate: float) -> None:
+    """A subsampled Laplace's losses are bounded: remove by phi(eps0) = log(1 - r + r e^eps0), add
+    by -log(1 - r). Both tops are rounded up (mpmath), so delta stops there and epsilon(0) is
+    finite (an error bound added above an unbounded direction's grid made it inf on them)."""
+    from accountant.pairs import SubsampledTailDirection, SymmetricTailDirection, _LaplaceDirection
+
+    base = _LaplaceDirection(eps0)
+    rem, add = SubsampledTailDirection(base, rate, "remove"), SubsampledTailDirection(base, rate, "add")
+    with mpmath.workdps(50):
+        e, r = mpmath.mpf(eps0), mpmath.mpf(rate)
+        top_rem, top_add = mpmath.log(1 - r + r * mpmath.exp(e)), -mpmath.log(1 - r)
+    assert rem.bounded and add.bounded and SymmetricTailDirection(rem).bounded
+    assert mpmath.mpf(rem.support()[1]) >= top_rem and mpmath.mpf(add.support()[1]) >= top_add
+    assert mpmath.mpf(rem.support()[0]) <= -top_add and mpmath.mpf(add.support()[0]) <= -top_rem
+
+
+def test_subsampled_laplace_epsilon_at_delta_zero_is_its_top() -> None:
+    from accountant import FDP, LaplaceTradeoff, subsample
+
+    q = 0.3
+    top = max(math.log(1 - q + q * math.e), -math.log(1 - q))
+    eps = subsample(PLD.laplace(1.0), q).epsilon(0.0)
+    assert top <= eps <= top + 1e-9
+    # without replacement, the campaign's case (seed 1): inf after the error bound above the grid
+    wor = subsample(FDP(LaplaceTradeoff(3.807556576273353)), 0.7664248739878506,
+                    scheme="without_replacement")
+    r, e0 = 0.7664248739878506, 3.807556576273353
+    assert math.log(1 - r + r * math.exp(e0)) <= wor.epsilon(0.0) < math.inf
