@@ -479,8 +479,8 @@ class SubsampledTailDirection(_TailDirection):
 
     @property
     def bounded(self) -> bool:  # type: ignore[override]
-        """The add loss -phi(l) is at most -log(1 - r); the remove loss is bounded where the
-        base's is (``support`` rounds both tops up)."""
+        """The add loss -phi(l) is at most -log(1 - r) (-phi(base bottom) for a bounded base);
+        the remove loss is bounded where the base's is (``support`` rounds both tops up)."""
         return self.direction == "add" or self.base.bounded
 
     def _base_loss(self, v: FloatArray) -> FloatArray:
@@ -681,14 +681,19 @@ class SubsampledTailDirection(_TailDirection):
         return np.asarray(err + self.base.atom_error(), dtype=np.float64)
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
-        """(log(1 - r), phi(base top)) for remove, mirrored for add, rounded outward (a bounded
-        direction's top is where its delta stops, ``GridLaw.support_top``)."""
-        low = math.log1p(-self.rate)
-        low = math.nextafter(low - LIBM_REL * abs(low), -math.inf)
-        top = np.asarray(self.base.support(tail)[1])
-        hi = _mixture_log(self.rate, top)
-        hi = math.nextafter(float(hi + mixture_log_error(self.rate, hi, top)), math.inf)
-        return (low, hi) if self.direction == "remove" else (-hi, -low)
+        """(phi(base bottom), phi(base top)) for remove (the bottom log(1 - r), phi(-inf), unless
+        the base is bounded), mirrored for add, rounded outward (a bounded direction's top is
+        where its delta stops, ``GridLaw.support_top``)."""
+        ends = np.asarray(self.base.support(tail))
+        phi = _mixture_log(self.rate, ends)
+        err = mixture_log_error(self.rate, phi, ends)
+        top = math.nextafter(float(phi[1] + err[1]), math.inf)
+        if self.base.bounded:
+            bottom = math.nextafter(float(phi[0] - err[0]), -math.inf)
+        else:
+            low = math.log1p(-self.rate)
+            bottom = math.nextafter(low - LIBM_REL * abs(low), -math.inf)
+        return (bottom, top) if self.direction == "remove" else (-top, -bottom)
 
 
 @dataclass(frozen=True)
