@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .lazy import lazy_exports
+from .core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
     from ._numeric import div_up

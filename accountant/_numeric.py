@@ -14,12 +14,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from .validation import FloatArray as FloatArray
-from .validation import as_alpha as as_alpha
-from .validation import as_float_array as as_float_array
-from .validation import check_count as check_count
-from .validation import check_real as check_real
-from .validation import check_reals as check_reals
+from .core.types import FloatArray as FloatArray
+from .core.validation import as_alpha as as_alpha
+from .core.validation import as_float_array as as_float_array
+from .core.validation import check_count as check_count
+from .core.validation import check_real as check_real
+from .core.validation import check_reals as check_reals
 
 T = TypeVar("T")
 

@@ -33,12 +33,12 @@ import numpy as np
 
 from ._numeric import round_down, round_up, sum_up
 from .composition import register_composition
+from .core.validation import check_count, check_real, check_reals
 from .guarantees import Guarantee
 from .ordering import Implication, register_target
 from .pld import PLD, pld_from_guarantee
 from .serialisation import register_guarantee
 from .tradeoff import FiniteLossTradeoff, PiecewiseLinearTradeoff, TradeoffFunction
-from .validation import check_count, check_real, check_reals
 
 __all__ = [
     "BCDP",

@@ -34,11 +34,11 @@ import numpy as np
 from ._numeric import round_up
 from .composition import compose_approx_dp_exact, register_composition
 from .conversions import _half_square_up, to_rdp, to_zcdp
+from .core.validation import check_real
 from .guarantees import RDP, ZCDP, ApproxDP, Guarantee, PureDP
 from .ordering import Implication, register_target
 from .serialisation import register_guarantee
 from .tradeoff import PiecewiseLinearTradeoff, ProfileTradeoff
-from .validation import check_real
 
 __all__ = ["BoundedRange", "bounded_range_delta", "bounded_range_rdp", "bounded_range_renyi"]
 

@@ -20,11 +20,11 @@ from typing import Any
 
 from ._numeric import LIBM_ULP, div_down, div_up
 from .composition import compose
+from .core.validation import check_count, check_real
 from .guarantees import FDP, GDP, RDP, ZCDP, Guarantee, PureDP
 from .pld import PLD, pld_from_guarantee
 from .subsampling import subsample, subsampled_gaussian
 from .tradeoff import LaplaceTradeoff
-from .validation import check_count, check_real
 
 # ------------------------------------------------------------------------------ Opacus
 

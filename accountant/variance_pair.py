@@ -17,8 +17,8 @@ import numpy as np
 
 from ._numeric import FloatArray
 from ._pldgrid import EPS_MACH, SOURCE_TAIL
+from .core.validation import check_count, check_real
 from .pairs import LossDirection, Pair, _TailDirection
-from .validation import check_count, check_real
 
 __all__ = ["GaussianVariancePair"]
 

@@ -24,7 +24,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import PLD, Guarantee, Method, compose, pld_from_guarantee
-from accountant.validation import check_count
+from accountant.core.validation import check_count
 
 __all__ = ["BOTTOM", "Mechanism", "OutputSpec", "Pipeline", "Refusal", "check_rng", "check_size", "refused"]
 

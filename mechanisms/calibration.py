@@ -30,7 +30,7 @@ import sympy
 from scipy import optimize, special
 
 from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, calibrate
-from accountant.validation import check_real
+from accountant.core.validation import check_real
 
 from .domain import as_expr, is_numeric, to_float_up
 

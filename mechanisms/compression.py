@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import linalg
 
 from accountant import PLD, Guarantee, PureDP
-from accountant.validation import as_float_array, check_count, check_real
+from accountant.core.validation import as_float_array, check_count, check_real
 from accountant.variance_pair import GaussianVariancePair
 
 from .base import check_rng

@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.validation import as_float_array
+from accountant.core.validation import as_float_array
 
 __all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_float_up"]
 

@@ -30,7 +30,7 @@ from accountant import (
     implies,
     mean_cdp_vector,
 )
-from accountant.validation import as_float_array, check_count, check_real, check_reals
+from accountant.core.validation import as_float_array, check_count, check_real, check_reals
 
 from .base import Mechanism, OutputSpec, check_rng, check_size
 from .samplers import bernoulli_exp_neg_vec

@@ -22,7 +22,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.validation import as_float_array
+from accountant.core.validation import as_float_array
 
 from .domain import Domain, as_expr, is_numeric
 

@@ -21,7 +21,7 @@ from math import isqrt
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.validation import check_count
+from accountant.core.validation import check_count
 
 __all__ = [
     "bernoulli_exp_neg",

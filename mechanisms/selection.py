@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from accountant import ApproxDP, BoundedRange, Guarantee, PureDP, calibrate, compose, implies
-from accountant.validation import check_count, check_real
+from accountant.core.validation import check_count, check_real
 
 from .base import Mechanism, OutputSpec
 from .domain import to_float_up

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from accountant import Guarantee
-from accountant.validation import as_float_array
+from accountant.core.validation import as_float_array
 
 from .base import Mechanism
 from .domain import Domain

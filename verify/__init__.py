@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accountant.lazy import lazy_exports
+from accountant.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
     from .audit import AuditReport, Finding, MechanismError, TestPoint, assert_private, audit

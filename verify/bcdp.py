@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant.validation import check_count, check_real, check_reals
+from accountant.core.validation import check_count, check_real, check_reals
 
 from .audit.stats import cp_lower, cp_upper
 

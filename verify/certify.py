@@ -18,8 +18,8 @@ from typing import Any, Literal
 import numpy as np
 
 from accountant import CLTGDP, FDP, ApproxDP, Guarantee, Implication, PureDP, implication
+from accountant.core.validation import check_real
 from accountant.tradeoff import PiecewiseLinearTradeoff
-from accountant.validation import check_real
 
 from .claims import claim_delta
 from .protocols import DeclaredMechanism

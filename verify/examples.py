@@ -24,7 +24,8 @@ import sympy
 from numpy.typing import NDArray
 
 from accountant import GDP, Guarantee, PureDP
-from accountant.validation import FloatArray, check_real
+from accountant.core.types import FloatArray
+from accountant.core.validation import check_real
 from mechanisms import CustomQuery, DiscreteLaplace, Domain, Gaussian, Laplace, noisy_histogram
 from mechanisms import RandomizedResponse as CatalogueRR
 from mechanisms import ReportNoisyMax as CatalogueRNM

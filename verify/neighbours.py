@@ -21,7 +21,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.validation import FloatArray, check_count, check_real
+from accountant.core.types import FloatArray
+from accountant.core.validation import check_count, check_real
 from mechanisms import Domain
 
 Adjacency = Literal["replace", "add_remove"]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from accountant import Guarantee, dpsgd_epsilon
-from accountant.validation import FloatArray
+from accountant.core.types import FloatArray
 
 from .audit import AuditReport
 

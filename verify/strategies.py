@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from accountant.validation import FloatArray
+from accountant.core.types import FloatArray
 
 from .neighbours import check_adjacency, check_domain
 

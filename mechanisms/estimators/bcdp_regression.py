@@ -11,7 +11,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import BCDP, CoordinateDP, Guarantee, LocalDP, cdp_to_bcdp, compose
-from accountant.validation import as_float_array, check_real
+from accountant.core.validation import as_float_array, check_real
 
 from ..base import Mechanism, OutputSpec
 from ..local import BCDPMean, ChannelFactory, DuchiL2, ZetaRule

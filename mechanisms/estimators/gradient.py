@@ -36,7 +36,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import GDP, Guarantee, calibrate, compose
-from accountant.validation import check_count, check_real
+from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
 from ..noise import Gaussian

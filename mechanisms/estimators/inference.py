@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
 from accountant import Guarantee
-from accountant.validation import as_float_array, check_real
+from accountant.core.validation import as_float_array, check_real
 
 from ..noise import Gaussian
 from ._release import floor_eigenvalues, mean_mechanism, release_symmetric

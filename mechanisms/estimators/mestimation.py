@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accountant.validation import as_float_array, check_count, check_real
+from accountant.core.validation import as_float_array, check_count, check_real
 
 __all__ = [
     "BoundedPsiModel",

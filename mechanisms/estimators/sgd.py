@@ -51,7 +51,7 @@ from accountant import (
     implies,
     subsample,
 )
-from accountant.validation import check_count, check_real
+from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
 from ..noise import Gaussian

@@ -14,7 +14,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import ZCDP, ApproxDP, Guarantee, calibrate
-from accountant.validation import check_count, check_real
+from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec
 from ..domain import Domain

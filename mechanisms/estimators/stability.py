@@ -28,7 +28,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import ApproxDP, Guarantee, PureDP
-from accountant.validation import as_float_array, check_count, check_real
+from accountant.core.validation import as_float_array, check_count, check_real
 
 from ..base import BOTTOM, Mechanism, OutputSpec
 from ..domain import Domain

@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from accountant import Guarantee
+from accountant.core.types import FloatArray
+from accountant.core.validation import check_count, check_real
 from accountant.tradeoff import TradeoffFunction
-from accountant.validation import FloatArray, check_count, check_real
 
 from ..claims import claim_delta
 from ..protocols import (

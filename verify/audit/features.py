@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.validation import FloatArray
+from accountant.core.types import FloatArray
 
 #: Most columns a featurised layout keeps (slot paths first seen first, then lengths).
 MAX_COLUMNS = 64

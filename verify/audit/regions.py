@@ -11,8 +11,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accountant import GDP, ApproxDP, Guarantee, PureDP
+from accountant.core.types import FloatArray
 from accountant.tradeoff import TradeoffFunction
-from accountant.validation import FloatArray
 
 from ..claims import claim_delta
 from . import stats

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from accountant import RDP, ZCDP, Guarantee
-from accountant.validation import FloatArray
+from accountant.core.types import FloatArray
 
 from . import stats
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.validation import FloatArray
+from accountant.core.types import FloatArray
 
 from .features import Batch, row_keys
 

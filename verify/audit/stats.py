@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
-from accountant.validation import FloatArray
+from accountant.core.types import FloatArray
 
 
 def cp_upper(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:

@@ -7,9 +7,9 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-FloatArray = NDArray[np.float64]
+from .types import FloatArray
 
 
 def check_real(name: str, value: float, *, low: float = -math.inf, high: float = math.inf,
@@ -82,4 +82,4 @@ def as_alpha(alpha: ArrayLike) -> FloatArray:
     return a
 
 
-__all__ = ["FloatArray", "as_alpha", "as_float_array", "check_count", "check_real", "check_reals"]
+__all__ = ["as_alpha", "as_float_array", "check_count", "check_real", "check_reals"]
