@@ -7,8 +7,30 @@ from typing import TYPE_CHECKING
 from .core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
-    from ._numeric import div_up
-    from .bcdp import (
+    from .compose.calibration import calibrate, calibrate_count
+    from .compose.composition import (
+        Method,
+        compose,
+        compose_advanced,
+        compose_basic,
+        compose_clt,
+        compose_rdp,
+        register_composition,
+    )
+    from .compose.dpsgd import (
+        DPSGDAccount,
+        dpsgd_clt_mu,
+        dpsgd_epsilon,
+        dpsgd_noise_multiplier,
+        dpsgd_pld,
+        dpsgd_sampling_rate,
+        dpsgd_steps,
+    )
+    from .compose.ledger import BudgetExceededError, Ledger, Release
+    from .compose.serialisation import guarantee_from_dict, guarantee_to_dict, register_guarantee
+    from .compose.subsampled_rdp import subsampled_gaussian_kl, subsampled_gaussian_rdp
+    from .core.rounding import div_up
+    from .extensions.bcdp import (
         BCDP,
         BayesianDP,
         BCDPCompositionError,
@@ -21,23 +43,15 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         ldp_to_bdp,
         mean_cdp_vector,
     )
-    from .bounded_range import (
+    from .extensions.bounded_range import (
         BoundedRange,
         bounded_range_delta,
         bounded_range_rdp,
         bounded_range_renyi,
     )
-    from .calibration import calibrate, calibrate_count
-    from .composition import (
-        Method,
-        compose,
-        compose_advanced,
-        compose_basic,
-        compose_clt,
-        compose_rdp,
-        register_composition,
-    )
-    from .conversions import (
+    from .extensions.interop import OpacusAccountant, from_dp_event, register_dp_event
+    from .notions.closed_forms import GaussianTradeoff, LaplaceTradeoff
+    from .notions.conversions import (
         finite_pair_rdp,
         gdp_to_approx_dp,
         gdp_to_tradeoff,
@@ -55,50 +69,27 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         zcdp_to_approx_dp,
         zcdp_to_rdp,
     )
-    from .dpsgd import (
-        DPSGDAccount,
-        dpsgd_clt_mu,
-        dpsgd_epsilon,
-        dpsgd_noise_multiplier,
-        dpsgd_pld,
-        dpsgd_sampling_rate,
-        dpsgd_steps,
-        subsampled_gaussian_kl,
-        subsampled_gaussian_rdp,
-    )
-    from .guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
-    from .interop import OpacusAccountant, from_dp_event, register_dp_event
-    from .ledger import BudgetExceededError, Ledger, Release
-    from .ordering import Implication, implication, implies, register_target
-    from .pairs import (
-        ApproxDPPair,
-        DiscreteGaussianPair,
-        DiscreteLaplacePair,
-        FinitePair,
-        GaussianPair,
-        LaplacePair,
-        MixtureGaussianPair,
-        Pair,
-        RandomizedResponsePair,
-        TruncatedDiscreteGaussianPair,
-    )
-    from .pld import PLD, compose_plds, pld_from_guarantee
-    from .serialisation import guarantee_from_dict, guarantee_to_dict, register_guarantee
-    from .subsampling import SubsampledPair, subsample, subsampled_gaussian
-    from .tradeoff import (
+    from .notions.discrete_gaussian import discrete_gaussian_is_gdp, discrete_gaussian_window
+    from .notions.finite_loss import FiniteLossTradeoff
+    from .notions.guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+    from .notions.ordering import Implication, implication, implies, register_target
+    from .notions.tradeoff import (
         CallableTradeoff,
-        FiniteLossTradeoff,
-        GaussianTradeoff,
-        LaplaceTradeoff,
         LossMoments,
         PiecewiseLinearTradeoff,
         ProfileTradeoff,
         TradeoffFunction,
-        discrete_gaussian_is_gdp,
-        discrete_gaussian_window,
         profile_to_tradeoff,
         tradeoff_to_profile,
     )
+    from .pld.distribution import PLD, compose_plds, pld_from_guarantee
+    from .pld.models.base import Pair
+    from .pld.models.discrete import DiscreteGaussianPair, DiscreteLaplacePair, TruncatedDiscreteGaussianPair
+    from .pld.models.finite import ApproxDPPair, FinitePair, RandomizedResponsePair
+    from .pld.models.gaussian import GaussianPair
+    from .pld.models.laplace import LaplacePair
+    from .pld.models.mixture import MixtureGaussianPair
+    from .pld.subsampling import SubsampledPair, subsample, subsampled_gaussian
 
 __all__ = [
     "BCDP",

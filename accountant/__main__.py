@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from . import FDP, GDP, Guarantee, LaplaceTradeoff, PureDP, compose
-from .composition import Method
+from .compose.composition import Method
 
 
 def main() -> None:

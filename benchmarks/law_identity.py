@@ -39,7 +39,7 @@ def compositions(quick: bool) -> list[tuple[str, Callable[[], Any]]]:
     from accounting import WORKLOADS, dpcert_pld
 
     from accountant import GDP, PLD, compose, subsample
-    from accountant.pairs import MixtureGaussianPair
+    from accountant.pld.models.mixture import MixtureGaussianPair
 
     out: list[tuple[str, Callable[[], Any]]] = []
     for w in WORKLOADS:

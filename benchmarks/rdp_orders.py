@@ -35,7 +35,7 @@ from accountant import (
     to_rdp,
     to_zcdp,
 )
-from accountant.conversions import randomized_response_renyi
+from accountant.notions.conversions import randomized_response_renyi
 from mechanisms import RandomizedResponse
 
 INTEGER_ORDERS = tuple(float(a) for a in (*range(2, 64), 80, 96, 128, 160, 192, 256, 384, 512))

@@ -27,7 +27,7 @@ from scipy import linalg
 
 from accountant import PLD, Guarantee, PureDP
 from accountant.core.validation import as_float_array, check_count, check_real
-from accountant.variance_pair import GaussianVariancePair
+from accountant.pld.models.variance import GaussianVariancePair
 
 from .base import check_rng
 

@@ -173,7 +173,7 @@ def test_fdp_claim_and_plot() -> None:
 
     matplotlib.use("Agg")
     from accountant import FDP
-    from accountant.tradeoff import GaussianTradeoff
+    from accountant.notions.closed_forms import GaussianTradeoff
 
     r = verify.audit(examples.GaussianMechanism(1.0), [(0.0, 1.0)], FDP(GaussianTradeoff(0.6)),
                      samples=20_000, seed=0, floating_point=False)

@@ -27,7 +27,7 @@ from accountant import (
     to_rdp,
     to_zcdp,
 )
-from accountant.conversions import randomized_response_renyi
+from accountant.notions.conversions import randomized_response_renyi
 from mechanisms import CustomQuery, Domain, ExponentialMechanism
 
 MP = mpmath.mp.clone()

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import verify
 from accountant import FDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
-from accountant.tradeoff import GaussianTradeoff, LaplaceTradeoff
+from accountant.notions.closed_forms import GaussianTradeoff, LaplaceTradeoff
 from verify import examples
 
 

@@ -17,20 +17,18 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import FDP, FiniteLossTradeoff, subsample
-from accountant.pairs import (
-    MASS_RTOL,
-    PAIR_GAUSSIAN_TAIL,
-    DiscreteGaussianPair,
-    TruncatedDiscreteGaussianPair,
-    _merge_near_zero,
-    symmetric_direction,
-)
-from accountant.pld import PLD
-from accountant.tradeoff import (
+from accountant.notions.discrete_gaussian import (
     GAUSS_UNHELD_MASS,
     discrete_gaussian_window,
     gauss_log_norm,
     gauss_masses,
+)
+from accountant.pld.distribution import PLD
+from accountant.pld.laws.finite import MASS_RTOL, merge_near_zero, symmetric_direction
+from accountant.pld.models.discrete import (
+    PAIR_GAUSSIAN_TAIL,
+    DiscreteGaussianPair,
+    TruncatedDiscreteGaussianPair,
 )
 
 mpf = mpmath.mpf
@@ -299,13 +297,13 @@ def test_truncated_even_shift_without_replacement() -> None:
 @example([], [4.4e-16], [0.65] * 7, 0.5)  # no atom above: charged at +inf
 def test_merged_near_zero_atoms_dominate(far: list[float], near: list[float],
                                          masses: list[float], where: float) -> None:
-    """``_merge_near_zero``: the profile of the merged set is at least the given set's at every
+    """``merge_near_zero``: the profile of the merged set is at least the given set's at every
     eps >= 0 (the doubles taken as exact; eps at 0, inside the near atoms' range, and below
     the atom charged)."""
     losses = np.asarray(far + near)
     q = np.asarray(masses[:losses.size])
     below = max(near)
-    lm, qm, inf = _merge_near_zero(losses, q, 0.0, below)
+    lm, qm, inf = merge_near_zero(losses, q, 0.0, below)
     assert (lm > below).all() and lm.size == len(far) and (inf > 0.0) == (not far)
 
     def profile(ls: np.ndarray, qs: np.ndarray, top: float, eps: mpmath.mpf) -> mpmath.mpf:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mpmath import mpf
 
 from accountant import subsampled_gaussian_kl, subsampled_gaussian_rdp
-from accountant.dpsgd import RDP_ORDERS
+from accountant.compose.subsampled_rdp import RDP_ORDERS
 
 
 def renyi_both(q: float, s: float, a: float) -> tuple[mpf, mpf]:

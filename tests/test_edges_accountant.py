@@ -52,8 +52,8 @@ from accountant import (
     zcdp_to_approx_dp,
     zcdp_to_rdp,
 )
-from accountant.conversions import randomized_response_renyi
-from accountant.tradeoff import FiniteLossTradeoff
+from accountant.notions.conversions import randomized_response_renyi
+from accountant.notions.finite_loss import FiniteLossTradeoff
 
 DPS = 60
 

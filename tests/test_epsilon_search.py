@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP
-from accountant._numeric import EPSILON_RTOL, narrow_bracket, smallest_epsilon
+from accountant.core.search import EPSILON_RTOL, narrow_bracket, smallest_epsilon
 
 PROFILES = {
     # name: (delta(eps), exact crossing of a target)

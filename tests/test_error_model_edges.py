@@ -15,12 +15,16 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant import GDP, ProfileTradeoff, _pldgrid
-from accountant._numeric import LIBM_REL, FloatArray, exp_rn, expm1_rn
-from accountant._plderror import TAIL_CAP, tail_split
-from accountant._pldgrid import GridLaw, atom_content_bounds, coarsen, deposit_atoms, node_values
-from accountant.composition import advanced_composition_profile
-from accountant.tradeoff import GaussianTradeoff
+import accountant.pld.grid.coarsen as coarsening
+from accountant import GDP, ProfileTradeoff
+from accountant.compose.composition import advanced_composition_profile
+from accountant.core.rounding import LIBM_REL, exp_rn, expm1_rn
+from accountant.notions.closed_forms import GaussianTradeoff
+from accountant.pld.grid.atoms import atom_content_bounds, deposit_atoms
+from accountant.pld.grid.cells import Cells, ContentErrors, node_values
+from accountant.pld.grid.coarsen import coarsen
+from accountant.pld.grid.law import GridLaw
+from accountant.pld.laws.errors import TAIL_CAP, tail_split
 from tests.test_libm_error import libm_off
 
 mpf = mpmath.mpf
@@ -88,15 +92,15 @@ def capture_coarsening(law: GridLaw, factor: int, direction: float,
     and the deficit e^{H/2} pn - q the optimistic construction computes from them (by its own
     formula, under the same libm)."""
     seen: dict[str, Any] = {}
-    original = _pldgrid.from_cells
+    original = coarsening.from_cells
 
-    def spy(h: float, j0: int, q: FloatArray, pn: FloatArray, x: FloatArray,
-            **kwargs: Any) -> GridLaw:
-        seen.update(h=h, j0=j0, q=q.copy(), pn=pn.copy(), x=x.copy(), errors=kwargs["errors"],
-                    deficit=math.exp(0.5 * h) * pn - q)
-        return original(h, j0, q, pn, x, **kwargs)
+    def spy(cells: Cells, pessimistic: bool, errors: ContentErrors | None = None) -> GridLaw:
+        seen.update(h=cells.h, j0=cells.j0, q=cells.q.copy(), pn=cells.pn.copy(),
+                    x=cells.x.copy(), errors=errors,
+                    deficit=math.exp(0.5 * cells.h) * cells.pn - cells.q)
+        return original(cells, pessimistic, errors)
 
-    monkeypatch.setattr(_pldgrid, "from_cells", spy)
+    monkeypatch.setattr(coarsening, "from_cells", spy)
     with libm_off(direction):
         out = coarsen(law, factor)
     monkeypatch.undo()

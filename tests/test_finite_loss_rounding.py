@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import PureDP, compose, subsample
-from accountant.pld import PLD
-from accountant.tradeoff import PiecewiseLinearTradeoff
+from accountant.notions.tradeoff import PiecewiseLinearTradeoff
+from accountant.pld.distribution import PLD
 
 mpf = mpmath.mpf
 
@@ -169,7 +169,8 @@ def test_subsampled_tail_atoms_are_moved_outward_by_their_rounding(r: float, eps
 
 def _exact_atoms(d: object, r: float, eps: float) -> list[mpmath.mpf]:
     """The exact atom losses of a subsampled Laplace direction, in ``point_masses`` order."""
-    from accountant.pairs import SubsampledTailDirection, SymmetricTailDirection
+    from accountant.pld.laws.subsampled import SubsampledTailDirection
+    from accountant.pld.laws.symmetric import SymmetricTailDirection
 
     with mpmath.workdps(50):
         def mixed(sub: SubsampledTailDirection) -> list[mpmath.mpf]:

@@ -18,8 +18,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import FiniteLossTradeoff
-from accountant._numeric import LIBM_ULP
-from accountant.pld import PLD
+from accountant.core.rounding import LIBM_ULP
+from accountant.pld.distribution import PLD
 
 mpf = mpmath.mpf
 NAMES = ("exp", "log", "expm1", "log1p")
@@ -73,7 +73,7 @@ def two_point_delta(p: list[float], q: list[float], eps: float) -> mpmath.mpf:
 # (9.3e-15) by which the pmfs' losses were moved, and delta just below the top atom was 0
 @example(1e-9, 0.5, -math.inf)
 def test_pmf_top_atom_with_libm_error(a: float, b: float, direction: float) -> None:
-    """``_log_ratio``: at eps just below the exact top loss the bracket holds the exact delta."""
+    """``log_ratio``: at eps just below the exact top loss the bracket holds the exact delta."""
     p, q = [a, 1.0 - a], [b, 1.0 - b]
     with mpmath.workdps(40):
         top = mpmath.log(mpf(b) / mpf(a))

@@ -24,7 +24,7 @@ from accountant import (
     implies,
     pure_dp_to_gdp,
 )
-from accountant.ordering import Implication, register_target
+from accountant.notions.ordering import Implication, register_target
 
 
 def test_closed_forms() -> None:

@@ -33,7 +33,7 @@ from accountant import (
     subsample,
     subsampled_gaussian,
 )
-from accountant.pairs import Direction
+from accountant.pld.laws.base import Direction
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 

@@ -23,7 +23,7 @@ from accountant import (
     compose,
     pld_from_guarantee,
 )
-from accountant.pld import SCREEN_LEVELS
+from accountant.pld.settings import SCREEN_LEVELS
 
 # W1 of the benchmark: 100-fold Gaussian with sigma = 5 is exactly 2-GDP; eps(1e-5) from an
 # independent high-precision computation (issue 3), also checked against GDP(2) below.
@@ -273,8 +273,8 @@ def test_law_curve_charges_the_rounding_of_its_sums() -> None:
     margin). The curve must stay below the exact one (mpmath at 50 digits) at every vertex."""
     import mpmath
 
-    from accountant._pldgrid import GridLaw
-    from accountant.pld import _law_curve
+    from accountant.pld.grid.law import GridLaw
+    from accountant.pld.readout import law_curve
 
     h, n_small, low = 1e-3, 20000, -500  # losses from -0.5 to 30
     masses = np.zeros(30501)
@@ -282,7 +282,7 @@ def test_law_curve_charges_the_rounding_of_its_sums() -> None:
     masses[-2 - n_small:-2] = 5e-17
     masses[0] = 0.5 - n_small * 5e-17
     law = GridLaw(h, low, masses, 0.0, 0.0, True)
-    curve = _law_curve(law)
+    curve = law_curve(law)
     xs, ys = np.asarray(curve.alphas), np.asarray(curve.betas)
     worst = -1.0
     with mpmath.workdps(50):

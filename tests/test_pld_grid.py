@@ -14,8 +14,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP, PLD, PureDP, compose, subsample
-from accountant._pldgrid import EPS_MACH, GridLaw, _tail_count, coarsen, coarsening_level, from_atoms, to_grid
-from accountant.pairs import GaussianPair, _pmf_direction
+from accountant.core.types import MACHINE_EPSILON
+from accountant.pld.grid.atoms import from_atoms
+from accountant.pld.grid.coarsen import coarsen, tail_count
+from accountant.pld.grid.composition import coarsening_level
+from accountant.pld.grid.convolve import to_grid
+from accountant.pld.grid.law import GridLaw
+from accountant.pld.laws.finite import pmf_direction
+from accountant.pld.models.gaussian import GaussianPair
 
 
 def _exact_delta(losses: np.ndarray, q: np.ndarray, q_inf: float, eps: float) -> float:
@@ -52,7 +58,7 @@ def test_finite_pair_optimistic_law_and_its_coarsening_stay_below_the_truth(
     p = np.array([a for a, _ in pq])
     q = np.array([b for _, b in pq])
     p, q = p / p.sum(), q / q.sum()
-    d = _pmf_direction(p, q)
+    d = pmf_direction(p, q)
     losses, qm = np.log(q / p), q
     top = float(losses.max())
     eps = np.concatenate([np.linspace(float(losses.min()) - 0.5, top + 0.5, 301),
@@ -251,32 +257,32 @@ def test_optimistic_laws_wider_than_e700_keep_their_top() -> None:
 
 
 def _lower_eps(law: GridLaw, delta: float) -> float:
-    from accountant.pld import _lower_end
+    from accountant.pld.readout import lower_end
 
-    return _lower_end(law, delta, 10.0)
+    return lower_end(law, delta, 10.0)
 
 
 def test_convexify_halves_runs_of_concave_kinks(monkeypatch: pytest.MonkeyPatch) -> None:
     # a function concave over 2000 nodes, then a steep drop: one pass per kink would not converge
     # within CONVEXIFY_PASSES; removing every other kink of a run does (the hull is not needed)
-    from accountant import _pldgrid as grid
+    from accountant.pld.grid import hull as grid
 
     n, h = 2000, 1e-3
     xs = np.exp(np.arange(n) * h)
     jumps = np.full(n, -1e-6) / xs
     jumps[-1] = 1.0 / xs[-1]
-    saved = grid._hull_jumps
+    saved = grid.hull_jumps
 
     def no_hull(*args: object) -> None:
         raise AssertionError("the passes did not converge")
 
-    monkeypatch.setattr(grid, "_hull_jumps", no_hull)
-    out, err = grid._convexify(xs, jumps.copy(), h)
-    monkeypatch.setattr(grid, "_hull_jumps", saved)
+    monkeypatch.setattr(grid, "hull_jumps", no_hull)
+    out, err = grid.convexify(xs, jumps.copy(), h)
+    monkeypatch.setattr(grid, "hull_jumps", saved)
     assert err.sup == 0.0 and 0.0 < err.zero < 1e-13  # the passes' round-off only
     assert (out >= 0.0).all() and out[-1] > 0.0
     monkeypatch.setattr(grid, "CONVEXIFY_PASSES", 0)
-    by_chain, err_chain = grid._convexify(xs, jumps.copy(), h)
+    by_chain, err_chain = grid.convexify(xs, jumps.copy(), h)
     assert not err_chain.nodes.any() and err_chain.zero == 0.0
     assert np.allclose(out * xs, by_chain * xs, rtol=0.0, atol=err.zero + err_chain.sup)
 
@@ -290,7 +296,7 @@ def test_hull_fallback_equals_the_passes_and_lies_below(raw: list[float], h: flo
     # kinks; its lower convex hull by the passes and by the monotone chain, each within its own
     # charged round-off of the other and below the input (values exact, Fractions): the passes'
     # bound holds node by node (and at y = 0), the chain's everywhere
-    from accountant import _pldgrid as grid
+    from accountant.pld.grid import hull as grid
 
     xs = np.exp(np.arange(len(raw)) * h)
     jumps = np.asarray(raw) / xs
@@ -302,11 +308,11 @@ def test_hull_fallback_equals_the_passes_and_lies_below(raw: list[float], h: flo
         return [sum(a * max(x - y, Fraction(0)) for a, x in zip(fj, fx, strict=True))
                 for y in [Fraction(0), *fx]]
 
-    by_passes, err_passes = grid._convexify(xs, jumps.copy(), h)
+    by_passes, err_passes = grid.convexify(xs, jumps.copy(), h)
     saved = grid.CONVEXIFY_PASSES
     try:
         grid.CONVEXIFY_PASSES = 0
-        by_chain, err_chain = grid._convexify(xs, jumps.copy(), h)
+        by_chain, err_chain = grid.convexify(xs, jumps.copy(), h)
     finally:
         grid.CONVEXIFY_PASSES = saved
     assert err_chain.sup > 0.0 and err_passes.sup == 0.0
@@ -334,7 +340,7 @@ def test_tail_count_is_the_cut_of_the_full_running_sum(n: int, log_tail: float, 
     tail, floor = math.exp(log_tail), math.exp(log_floor)
     for a in (m, m[::-1]):
         full = np.cumsum(np.where(a > floor, a, 0.0))
-        assert _tail_count(a, tail, floor) == int(np.searchsorted(full, tail, side="right"))
+        assert tail_count(a, tail, floor) == int(np.searchsorted(full, tail, side="right"))
 
 
 @settings(max_examples=60, deadline=None)
@@ -364,7 +370,7 @@ def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: in
     lo, hi = (offset - factor) * h, (offset + n + factor) * h
     # ``raw_delta`` reads each law at eps moved by its nodes' rounding and its lag (at most
     # 1.01 u (|eps| + max |K h|) + lag each), which moves delta by at most that times the mass
-    shift = (2.03 * EPS_MACH * (max(abs(lo), abs(hi)) + max(abs(lo), abs(hi))) + coarse.lag
+    shift = (2.03 * MACHINE_EPSILON * (max(abs(lo), abs(hi)) + max(abs(lo), abs(hi))) + coarse.lag
              + ref.lag) * float(m.sum())
     for eps in np.linspace(lo, hi, 41):
         a, b = coarse.raw_delta(float(eps)), ref.raw_delta(float(eps))
@@ -407,13 +413,13 @@ def test_pessimistic_refinement_is_skipped_where_the_estimate_is_within_tol() ->
 @pytest.mark.parametrize("mu", [0.01, 0.3, 2.0])
 def test_gdp_sensitivity_is_the_derivative_of_the_gdp_epsilon(mu: float) -> None:
     # central difference of mu-GDP's epsilon (its own closed-form profile) in mu^2
-    from accountant.pld import _gdp_sensitivity
+    from accountant.pld.readout import gdp_sensitivity
 
     d, step = 1e-5, 1e-4 * mu * mu
     eps = GDP(mu).epsilon(d)
     diff = (GDP(math.sqrt(mu * mu + step)).epsilon(d)
             - GDP(math.sqrt(mu * mu - step)).epsilon(d)) / (2 * step)
-    assert _gdp_sensitivity(eps, d) == pytest.approx(diff, rel=1e-3)
+    assert gdp_sensitivity(eps, d) == pytest.approx(diff, rel=1e-3)
 
 
 PILED = [(1.0, 1e-4, 3e-8), (1.0, 1e-4, 1e-7), (1.25, 1e-4, 3e-8), (1 / 0.6, 1e-3, 1e-6),

@@ -1,4 +1,4 @@
-"""The optimistic discretisation of a continuous source (issue 14, ``_optimistic_from_cells``,
+"""The optimistic discretisation of a continuous source (issue 14, ``optimistic_from_cells``,
 ``accountant/_plderror.py``): its profile minus its charge must lie below the exact profile
 Q(L > eps) - e^eps P(L > eps) everywhere. The computed cell contents err by u times the tails,
 not u times the cells, so the charge bounds the node profiles through their telescoped tails
@@ -17,23 +17,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from accountant._plderror import cell_errors, deficit_share, ndtr_accuracy, product_error
-from accountant._pldgrid import GridLaw
-from accountant.pairs import (
-    SubsampledTailDirection,
-    SymmetricTailDirection,
-    _GaussianDirection,
-    _LaplaceDirection,
-    _MixtureDirection,
-    _TailDirection,
-)
+from accountant.pld.grid.law import GridLaw
+from accountant.pld.laws.errors import cell_errors, deficit_share, ndtr_accuracy, product_error
+from accountant.pld.laws.subsampled import SubsampledTailDirection
+from accountant.pld.laws.symmetric import SymmetricTailDirection
+from accountant.pld.laws.tail import TailDirection
+from accountant.pld.models.gaussian import GaussianDirection
+from accountant.pld.models.laplace import LaplaceDirection
+from accountant.pld.models.mixture import MixtureDirection
 from tests.test_pld_split import model_tails
 
 mpf = mpmath.mpf
 U = 2.0 ** -53
 
 
-def exact_profile(d: _TailDirection, eps: float) -> mpmath.mpf:
+def exact_profile(d: TailDirection, eps: float) -> mpmath.mpf:
     """Q(L > eps) - e^eps P(L > eps) + atoms, in mpmath (40 digits); at least 0 (above the
     support mpmath's stand-in for a base loss of -inf leaves a tiny negative value)."""
     sq, sp, _, _ = model_tails(d)
@@ -46,7 +44,7 @@ def exact_profile(d: _TailDirection, eps: float) -> mpmath.mpf:
         return max(out, mpf(0))
 
 
-def check_below(law: GridLaw, d: _TailDirection, points: np.ndarray) -> None:
+def check_below(law: GridLaw, d: TailDirection, points: np.ndarray) -> None:
     for eps in points.tolist():
         got = law.delta(float(eps))
         exact = exact_profile(d, float(eps))
@@ -111,7 +109,7 @@ def test_ndtr_own_value_accuracy_covers_scipy() -> None:
             assert abs(mpmath.mpf(float(vi)) - exact) <= bi * float(vi), zi
 
 
-def nodes_of(d: _TailDirection, h: float, rng: np.random.Generator, n: int) -> np.ndarray:
+def nodes_of(d: TailDirection, h: float, rng: np.random.Generator, n: int) -> np.ndarray:
     lo, hi = d.support(1e-24)
     j0, j1 = math.floor(lo / h) - 1, math.ceil(hi / h) + 1
     j = np.unique(np.concatenate([np.arange(j0, j0 + 6), np.arange(j1 - 3, j1 + 1),
@@ -124,12 +122,12 @@ def nodes_of(d: _TailDirection, h: float, rng: np.random.Generator, n: int) -> n
 def test_gaussian_tail_errors_hold(mu: float, log_h: float, seed: int) -> None:
     """Each of the Gaussian's four computed tails is within its own ``tail_errors`` bound of the
     exact tail at the exact node j h (mpmath), including the tails near 1."""
-    d = _GaussianDirection(mu)
+    d = GaussianDirection(mu)
     h = 10.0 ** log_h
     assert_tail_errors_hold(d, h, nodes_of(d, h, np.random.default_rng(seed), 60))
 
 
-def assert_tail_errors_hold(d: _TailDirection, h: float, j: np.ndarray) -> None:
+def assert_tail_errors_hold(d: TailDirection, h: float, j: np.ndarray) -> None:
     """Each of the four tails computed at the nodes j h is within its ``tail_errors`` bound of
     the exact tail (mpmath, 40 digits) at the exact node."""
     g = j * h
@@ -147,8 +145,8 @@ def test_tail_errors_of_selected_tails_are_those_of_all_four() -> None:
     """``tail_errors(..., which)`` (what ``profile_error`` asks for: two of the four tails) gives
     each listed tail the bound it has among all four (the mpmath check above), in order."""
     h = 1e-3
-    for d in (_GaussianDirection(0.9), _LaplaceDirection(1.0),
-              SubsampledTailDirection(_GaussianDirection(0.9), 0.01, "remove")):
+    for d in (GaussianDirection(0.9), LaplaceDirection(1.0),
+              SubsampledTailDirection(GaussianDirection(0.9), 0.01, "remove")):
         lo, hi = d.support()
         j = np.arange(math.floor(lo / h) - 1, math.ceil(hi / h) + 2, dtype=np.float64)
         g, dg = j * h, product_error(j, h)
@@ -182,7 +180,7 @@ def test_own_value_accuracy_from_the_symmetric_one(seed: int, scale: float) -> N
                                                     symmetric=sym).tobytes()
 
 
-def assert_profile_error_covers(d: _TailDirection, j: np.ndarray, h: float,
+def assert_profile_error_covers(d: TailDirection, j: np.ndarray, h: float,
                                 tails: tuple[np.ndarray, ...], bound: np.ndarray) -> None:
     """|sq~ - e^g sp~ - D| <= bound at the nodes g = j h, D the exact profile (mpmath)."""
     sq, sp, _, _ = model_tails(d)
@@ -202,7 +200,7 @@ def test_subsampled_profile_error_holds(mu: float, rate: float, log_h: float, di
                                         seed: int) -> None:
     """A subsampled Gaussian's ``profile_error`` bounds |sq~ - e^g sp~ - D| at the exact nodes
     (mpmath), near log(1 - r), at the median and at the top."""
-    d = SubsampledTailDirection(_GaussianDirection(mu), rate, direction)  # type: ignore[arg-type]
+    d = SubsampledTailDirection(GaussianDirection(mu), rate, direction)  # type: ignore[arg-type]
     h = 10.0 ** log_h
     j = nodes_of(d, h, np.random.default_rng(seed), 60)
     g = j * h
@@ -216,7 +214,7 @@ def test_dpsgd_profile_error_is_that_of_one_mixed_tail() -> None:
     """At W4's source (mu 1/1.1, r 0.004, its width) the remove direction's profile errs by a few
     u of its tails (their rounding), where the tails' own error bounds added give up to 2e-12
     (near log(1 - r), where the base loss is ill-conditioned)."""
-    d = SubsampledTailDirection(_GaussianDirection(1 / 1.1), 0.004, "remove")
+    d = SubsampledTailDirection(GaussianDirection(1 / 1.1), 0.004, "remove")
     h = math.sqrt(2e-10)
     lo, hi = d.support(1e-24)
     j = np.arange(math.floor(lo / h) - 1, math.ceil(hi / h) + 2, dtype=np.float64)
@@ -233,7 +231,7 @@ def test_dpsgd_profile_error_is_that_of_one_mixed_tail() -> None:
 
 
 @dataclass(frozen=True)
-class PerturbedGaussian(_GaussianDirection):
+class PerturbedGaussian(GaussianDirection):
     """A Gaussian direction whose tails are moved by up to ``rel`` of themselves, in the
     directions that raise the node profiles (upper Q-tails and lower P-tails up, the others
     down), and which declares that accuracy: its optimistic law must still lie below the truth."""
@@ -254,7 +252,7 @@ class PerturbedGaussian(_GaussianDirection):
 
     def tail_errors(self, g: np.ndarray, dg: np.ndarray, tails: tuple[np.ndarray, ...],
                     which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[np.ndarray, ...]:
-        return _TailDirection.tail_errors(self, g, dg, tails, which)
+        return TailDirection.tail_errors(self, g, dg, tails, which)
 
 
 @settings(max_examples=12, deadline=None)
@@ -267,11 +265,11 @@ def test_charge_covers_tails_within_their_declared_accuracy(mu: float, log_h: fl
     below the exact (unmoved) profile at nodes and midpoints (with the old flat 8 u charge it
     does not); also as the base of a subsampled pair (whose profile error is r times the
     base's)."""
-    d: _TailDirection = PerturbedGaussian(mu)
-    exact: _TailDirection = _GaussianDirection(mu)
+    d: TailDirection = PerturbedGaussian(mu)
+    exact: TailDirection = GaussianDirection(mu)
     if kind != "gauss":
         d = SubsampledTailDirection(PerturbedGaussian(mu), rate, kind)  # type: ignore[arg-type]
-        exact = SubsampledTailDirection(_GaussianDirection(mu), rate, kind)  # type: ignore[arg-type]
+        exact = SubsampledTailDirection(GaussianDirection(mu), rate, kind)  # type: ignore[arg-type]
     h = 10.0 ** log_h
     law = d.discretize(h, False, 1e-24)
     # each error model charges it (as a relative bound r, or an absolute one s: s + r is the
@@ -287,22 +285,22 @@ def test_charge_covers_tails_within_their_declared_accuracy(mu: float, log_h: fl
     check_below(law, exact, pts)
 
 
-def directions() -> st.SearchStrategy[_TailDirection]:
+def directions() -> st.SearchStrategy[TailDirection]:
     mu = st.floats(0.3, 2.0)
     rate = st.floats(0.002, 0.3)
-    gauss = st.builds(_GaussianDirection, mu)
-    lap = st.builds(_LaplaceDirection, st.floats(0.2, 2.0))
+    gauss = st.builds(GaussianDirection, mu)
+    lap = st.builds(LaplaceDirection, st.floats(0.2, 2.0))
     sub = st.builds(SubsampledTailDirection, gauss, rate, st.sampled_from(["remove", "add"]))
     sym = st.builds(lambda b, r: SymmetricTailDirection(SubsampledTailDirection(b, r, "remove")),
                     gauss, rate)
-    mix = st.builds(lambda m, r: _MixtureDirection((0.0,), (1.0,), (0.0, m), (1.0 - r, r)),
+    mix = st.builds(lambda m, r: MixtureDirection((0.0,), (1.0,), (0.0, m), (1.0 - r, r)),
                     mu, rate)
     return st.one_of(gauss, lap, sub, sym, mix)
 
 
 @settings(max_examples=12, deadline=None)
 @given(d=directions(), log_h=st.floats(-4.0, -1.5), seed=st.integers(0, 1000))
-def test_optimistic_source_is_below_the_truth(d: _TailDirection, log_h: float,
+def test_optimistic_source_is_below_the_truth(d: TailDirection, log_h: float,
                                               seed: int) -> None:
     """The optimistic law of a source, its charge included, is below the exact profile at
     sampled nodes and midpoints, for every direction type (atoms included)."""
@@ -317,7 +315,7 @@ def test_dpsgd_optimistic_sources_are_below_the_truth() -> None:
     the node errors relatively, ``test_pld_optimistic_relative``)."""
     for mu, rate, h in ((1.0, 0.01, math.sqrt(2e-9)), (1 / 1.1, 0.004, math.sqrt(2e-10))):
         for direction in ("remove", "add"):
-            d = SubsampledTailDirection(_GaussianDirection(mu), rate, direction)
+            d = SubsampledTailDirection(GaussianDirection(mu), rate, direction)
             law = d.discretize(h, False, 1e-24)
             assert all(s < 6e-15 for s, _, _ in law.error_models), (mu, direction, law)
             check_below(law, d, sample_points(law, np.random.default_rng(3), 80))
@@ -326,7 +324,7 @@ def test_dpsgd_optimistic_sources_are_below_the_truth() -> None:
 def test_profile_error_covers_flushed_tails() -> None:
     """At mu 38 the P-tail Phi(-g/mu - mu/2) is flushed to 0 by ndtr near g = 709.7, where e^g
     times it is O(1): the per-tail errors and the profile's error allow for it (UNDERFLOW)."""
-    d = _GaussianDirection(38.0)
+    d = GaussianDirection(38.0)
     h = 1e-3
     j = np.arange(709_600, 709_800, 7, dtype=np.float64)
     g = j * h
@@ -350,7 +348,7 @@ def test_profile_error_is_finite_where_e_to_the_g_overflows() -> None:
     times the P-tail's, in log space and at most e^g (sp~ + sp) by Mills' ratio) stays finite,
     below 0.05, and covers the exact |computed - exact| profile (mpmath)."""
     for mu in (30.0, 38.0):
-        d = _GaussianDirection(mu)
+        d = GaussianDirection(mu)
         h = 1e-2
         j = np.arange(70_500, 76_000, 250, dtype=np.float64)
         g = j * h
@@ -369,7 +367,7 @@ def test_large_mu_gaussian_lower_end_is_tight() -> None:
     from accountant import PLD
 
     mu = 30.0
-    d = _GaussianDirection(mu)
+    d = GaussianDirection(mu)
     law = d.discretize(0.05, False)
     assert min(s for s, _, _ in law.error_models) < 1e-10, law.error_models
     check_below(law, d, sample_points(law, np.random.default_rng(5), 40))

@@ -15,15 +15,13 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant._pldgrid import (
-    OPT_REL_REF,
-    GridLaw,
-    node_profile,
-    relative_split,
-    self_compose,
-    to_grid,
-)
-from accountant.pairs import SubsampledTailDirection, _GaussianDirection, _TailDirection
+from accountant.pld.grid.cells import OPT_REL_REF, node_profile, relative_split
+from accountant.pld.grid.composition import self_compose
+from accountant.pld.grid.convolve import to_grid
+from accountant.pld.grid.law import GridLaw
+from accountant.pld.laws.subsampled import SubsampledTailDirection
+from accountant.pld.laws.tail import TailDirection
+from accountant.pld.models.gaussian import GaussianDirection
 from tests.test_libm_error import libm_off
 from tests.test_pld_optimistic import (
     PerturbedGaussian,
@@ -128,12 +126,12 @@ def test_subsampled_tail_errors_hold(mu: float, rate: float, log_h: float, direc
     bound (from the base's per-tail bounds, mixed) of the exact tail at the exact node j h
     (mpmath), the tails near 1 included (the total Q-mass of an optimistic source is read from
     the upper Q-tail at its first node, near 1)."""
-    d = SubsampledTailDirection(_GaussianDirection(mu), rate, direction)  # type: ignore[arg-type]
+    d = SubsampledTailDirection(GaussianDirection(mu), rate, direction)  # type: ignore[arg-type]
     h = 10.0 ** log_h
     assert_tail_errors_hold(d, h, nodes_of(d, h, np.random.default_rng(seed), 40))
 
 
-def directions() -> st.SearchStrategy[_TailDirection]:
+def directions() -> st.SearchStrategy[TailDirection]:
     mu = st.floats(0.5, 2.0)
     gauss = st.builds(PerturbedGaussian, mu)
     sub = st.builds(SubsampledTailDirection, gauss, st.floats(0.01, 0.5),
@@ -141,17 +139,17 @@ def directions() -> st.SearchStrategy[_TailDirection]:
     return st.one_of(gauss, sub)
 
 
-def exact_of(d: _TailDirection) -> _TailDirection:
+def exact_of(d: TailDirection) -> TailDirection:
     """The unperturbed direction of a perturbed one."""
     if isinstance(d, SubsampledTailDirection):
-        return SubsampledTailDirection(_GaussianDirection(d.base.mu), d.rate,  # type: ignore[attr-defined]
+        return SubsampledTailDirection(GaussianDirection(d.base.mu), d.rate,  # type: ignore[attr-defined]
                                        d.direction)
-    return _GaussianDirection(d.mu)  # type: ignore[attr-defined]
+    return GaussianDirection(d.mu)  # type: ignore[attr-defined]
 
 
 @settings(max_examples=8, deadline=None)
 @given(d=directions(), log_h=st.floats(-4.0, -2.5), seed=st.integers(0, 1000))
-def test_each_model_of_a_perturbed_source_is_below_the_truth(d: _TailDirection, log_h: float,
+def test_each_model_of_a_perturbed_source_is_below_the_truth(d: TailDirection, log_h: float,
                                                             seed: int) -> None:
     """Tails moved by up to their declared accuracy (1e-11 of themselves, in the directions that
     raise the node profiles): every error model of the optimistic law, the profile-relative one
@@ -172,7 +170,7 @@ def test_the_relative_part_is_needed() -> None:
     law = d.discretize(1e-3, False, 1e-24)
     assert law.slack < 1e-18 < 1e-12 < law.rel
     pts = (np.arange(-500, 500, 7) + 0.5) * 1e-3
-    gaps = check_models(law, lambda e: exact_profile(_GaussianDirection(1.0), e), pts)
+    gaps = check_models(law, lambda e: exact_profile(GaussianDirection(1.0), e), pts)
     assert max(gaps) > 0, max(gaps)
 
 
@@ -244,13 +242,13 @@ def test_dpsgd_lower_end_pays_little_for_round_off() -> None:
     no error charge at all (an absolute charge per copy cost 1.6e-6 there: 1e4 copies of 5e-15
     on delta 1e-5)."""
     from accountant import GDP, compose, subsample
-    from accountant.pld import _lower_end
+    from accountant.pld.readout import lower_end
 
     pld = compose([subsample(GDP(1.0), rate=0.01, scheme="poisson")] * 10_000)
     lower, upper = pld.epsilon_bracket(1e-5)
     opt = pld.law(pld._worst_direction(upper), pessimistic=False)
     bare = GridLaw(opt.h, opt.offset, opt.masses, opt.inf, 0.0, False, 0.0, opt.shift)
-    assert 0.0 <= _lower_end(bare, 1e-5, upper) - lower < 1e-7
+    assert 0.0 <= lower_end(bare, 1e-5, upper) - lower < 1e-7
 
 
 def test_dpsgd_lower_end_at_small_delta_uses_the_precise_law() -> None:

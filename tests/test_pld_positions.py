@@ -14,9 +14,11 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from accountant._pldgrid import GridLaw, coarsen
-from accountant.pairs import TruncatedDiscreteGaussianPair, finite_direction
-from accountant.pld import PLD
+from accountant.pld.distribution import PLD
+from accountant.pld.grid.coarsen import coarsen
+from accountant.pld.grid.law import GridLaw
+from accountant.pld.laws.finite import finite_direction
+from accountant.pld.models.discrete import TruncatedDiscreteGaussianPair
 
 mpf = mpmath.mpf
 

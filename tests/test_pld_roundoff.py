@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import fft as sfft
 
-from accountant._pldgrid import EXACT_BOUND, _fft_conv, _fft_relative_error, _integer_bounds, _Operand
+from accountant.pld.grid.convolve import EXACT_BOUND, FFTOperand, fft_conv, fft_relative_error, integer_bounds
 
 
 def exact_convolution(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -37,7 +37,7 @@ def test_convolution_error_is_within_its_bound(seed: int, direct: bool) -> None:
     n = int(rng.integers(50, 3000))
     a, b = pld_like(rng, n)
     limit = 10**9 if direct else 0
-    out, rel, l1, _ = _fft_conv(a, b, 2 * n - 1, limit)
+    out, rel, l1, _ = fft_conv(a, b, 2 * n - 1, limit)
     assert excess(out, exact_convolution(a, b), rel) <= l1
     if direct:
         assert l1 == 0.0 and rel > 0.0  # direct sums of non-negative terms err only relatively
@@ -50,7 +50,7 @@ def test_self_convolution_bound(seed: int) -> None:
     rng = np.random.default_rng(7 + seed)
     a = rng.uniform(0, 1, 4000) ** 8
     a /= a.sum()
-    out, rel, l1, _ = _fft_conv(a, None, 2 * a.size - 1, 0)
+    out, rel, l1, _ = fft_conv(a, None, 2 * a.size - 1, 0)
     assert excess(out, exact_convolution(a, a), rel) <= l1
 
 
@@ -60,9 +60,9 @@ def test_splitting_beats_the_plain_fft_bound() -> None:
     a, b = pld_like(np.random.default_rng(3), 6000)
     n = 2 * a.size - 1
     nf = sfft.next_fast_len(n, real=True)
-    plain = math.sqrt(nf) * _fft_relative_error(nf) * 2 * (
+    plain = math.sqrt(nf) * fft_relative_error(nf) * 2 * (
         math.sqrt(float(a @ a)) * float(b.sum()) + float(a.sum()) * math.sqrt(float(b @ b)))
-    out, rel, l1, _ = _fft_conv(a, b, n, 0)
+    out, rel, l1, _ = fft_conv(a, b, n, 0)
     assert l1 < plain * 1e-5
     assert excess(out, exact_convolution(a, b), rel) <= l1
 
@@ -74,13 +74,13 @@ def test_certified_integer_products_are_exact(seed: int, slices: int) -> None:
     FFT product gives the exact integers (compared with exact int64 convolution)."""
     rng = np.random.default_rng(seed)
     a, b = pld_like(rng, int(rng.integers(500, 4000)))
-    oa, ob = _Operand(a), _Operand(b)
+    oa, ob = FFTOperand(a), FFTOperand(b)
     for beta in (8, 12, 14):
         ha, hb = oa.window(beta, slices)[3], ob.window(beta, slices)[3]
         nfe = sfft.next_fast_len(ha[0].size + hb[0].size - 1, real=True)
         fa, fb = [sfft.rfft(v, nfe) for v in ha], [sfft.rfft(v, nfe) for v in hb]
         ia, ib = [v.astype(np.int64) for v in ha], [v.astype(np.int64) for v in hb]
-        bounds = _integer_bounds(oa.norms(beta, slices), ob.norms(beta, slices), nfe)
+        bounds = integer_bounds(oa.norms(beta, slices), ob.norms(beta, slices), nfe)
         assert len(bounds) == 2 * slices - 1
         for d, bound in enumerate(bounds):
             pairs = [(i, d - i) for i in range(slices) if 0 <= d - i < slices]
@@ -98,24 +98,24 @@ def test_three_slices_when_refinement_is_asked(seed: int) -> None:
     much smaller (2^-beta again) and still covers the error; without a budget, two slices."""
     a, b = pld_like(np.random.default_rng(20 + seed), 3000)
     n = 2 * a.size - 1
-    two = _fft_conv(a, b, n, 0)
-    three = _fft_conv(a, b, n, 0, budget=two[2] * 1e-6, refine=True)
+    two = fft_conv(a, b, n, 0)
+    three = fft_conv(a, b, n, 0, budget=two[2] * 1e-6, refine=True)
     assert three[2] < two[2] * 1e-3
     for out, rel, l1, _ in (two, three):
         assert excess(out, exact_convolution(a, b), rel) <= l1
-    square = _fft_conv(a, None, n, 0, budget=two[2] * 1e-6, refine=True)
+    square = fft_conv(a, None, n, 0, budget=two[2] * 1e-6, refine=True)
     assert excess(square[0], exact_convolution(a, a), square[1]) <= square[2]
 
 
 def test_uncertified_products_are_charged(monkeypatch: pytest.MonkeyPatch) -> None:
     """When no slice width gives a certified exact product (forced here by a zero threshold), the
     float products are kept and their worst-case bound is charged, which still covers the error."""
-    import accountant._pldgrid as grid
+    import accountant.pld.grid.convolve as grid
 
     a, b = pld_like(np.random.default_rng(5), 3000)
-    _, _, certified, _ = _fft_conv(a, b, 2 * a.size - 1, 0)
+    _, _, certified, _ = fft_conv(a, b, 2 * a.size - 1, 0)
     monkeypatch.setattr(grid, "EXACT_BOUND", 0.0)
-    out, rel, l1, _ = _fft_conv(a, b, 2 * a.size - 1, 0)
+    out, rel, l1, _ = fft_conv(a, b, 2 * a.size - 1, 0)
     assert l1 > 100 * certified
     assert excess(out, exact_convolution(a, b), rel) <= l1
 
@@ -125,8 +125,8 @@ def test_four_slices_when_allowed() -> None:
     charge shrinks again and still covers the error."""
     a, b = pld_like(np.random.default_rng(31), 3000)
     n = 2 * a.size - 1
-    three = _fft_conv(a, b, n, 0, budget=1e-300, refine=True)
-    four = _fft_conv(a, b, n, 0, budget=1e-300, refine=True, max_slices=4)
+    three = fft_conv(a, b, n, 0, budget=1e-300, refine=True)
+    four = fft_conv(a, b, n, 0, budget=1e-300, refine=True, max_slices=4)
     assert four[2] < three[2] * 1e-3
     assert excess(four[0], exact_convolution(a, b), four[1]) <= four[2]
 
@@ -136,7 +136,7 @@ def test_four_slices_when_allowed() -> None:
 def test_operand_slices_are_exact(slices: int, power: int) -> None:
     a, _ = pld_like(np.random.default_rng(11), 3000)
     a = a ** power  # power 6: tails below ulp_{S-1}, a window shorter than the array
-    op = _Operand(a)
+    op = FFTOperand(a)
     lo, hi, ulp0, hs = op.window(13, slices)
     t = op.rest(13, slices)
     rebuilt = t.astype(np.longdouble)
@@ -156,8 +156,8 @@ def test_plain_fft_within_budget() -> None:
     than the split one) and its bound still holds; below it, the split is used."""
     a, b = pld_like(np.random.default_rng(9), 2500)
     n = 2 * a.size - 1
-    l1_s = _fft_conv(a, b, n, 0)[2]
-    out, rel, l1, _ = _fft_conv(a, b, n, 0, budget=1.0)
+    l1_s = fft_conv(a, b, n, 0)[2]
+    out, rel, l1, _ = fft_conv(a, b, n, 0, budget=1.0)
     assert rel == 0.0 and l1 > 100 * l1_s
     assert excess(out, exact_convolution(a, b), rel) <= l1
-    assert _fft_conv(a, b, n, 0, budget=l1 / 2)[2] == l1_s
+    assert fft_conv(a, b, n, 0, budget=l1 / 2)[2] == l1_s

@@ -14,15 +14,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant._plderror import cell_errors, product_error, up_share
-from accountant.pairs import (
-    SubsampledTailDirection,
-    SymmetricTailDirection,
-    _GaussianDirection,
-    _LaplaceDirection,
-    _MixtureDirection,
-    _TailDirection,
-)
+from accountant.pld.laws.errors import cell_errors, product_error, up_share
+from accountant.pld.laws.subsampled import SubsampledTailDirection
+from accountant.pld.laws.symmetric import SymmetricTailDirection
+from accountant.pld.laws.tail import TailDirection
+from accountant.pld.models.gaussian import GaussianDirection
+from accountant.pld.models.laplace import LaplaceDirection
+from accountant.pld.models.mixture import MixtureDirection
 
 mpf = mpmath.mpf
 Tail = Callable[[mpmath.mpf], mpmath.mpf]
@@ -42,16 +40,16 @@ def tilted_share(a: float, h: float) -> mpmath.mpf:
         return (1 - m(a_ - 1) / m(a_)) / -mpmath.expm1(-h_)
 
 
-def model_tails(d: _TailDirection) -> tuple[Tail, Tail, Tail, Tail]:
+def model_tails(d: TailDirection) -> tuple[Tail, Tail, Tail, Tail]:
     """(Q(L > l), P(L > l), Q(L <= l), P(L <= l)) of the continuous part of a direction, in
     mpmath, from the model (each tail directly where it may be tiny: no complements)."""
-    if isinstance(d, _GaussianDirection):
+    if isinstance(d, GaussianDirection):
         mu = mpf(d.mu)
         return (lambda l_: mpmath.ncdf(-(l_ / mu - mu / 2)),
                 lambda l_: mpmath.ncdf(-(l_ / mu + mu / 2)),
                 lambda l_: mpmath.ncdf(l_ / mu - mu / 2),
                 lambda l_: mpmath.ncdf(l_ / mu + mu / 2))
-    if isinstance(d, _LaplaceDirection):
+    if isinstance(d, LaplaceDirection):
         e = mpf(d.eps)
 
         def clip(l_: mpmath.mpf) -> mpmath.mpf:
@@ -89,7 +87,7 @@ def model_tails(d: _TailDirection) -> tuple[Tail, Tail, Tail, Tail]:
             return bp(l_) if l_ >= 0 else sp0 + sq0 - bq(-l_)
 
         return (sq, sp, lambda l_: sq(mpf(-1e9)) - sq(l_), lambda l_: sp(mpf(-1e9)) - sp(l_))
-    assert isinstance(d, _MixtureDirection)
+    assert isinstance(d, MixtureDirection)
 
     def side(means: tuple[float, ...], weights: tuple[float, ...], sign: int) -> Tail:
         def tail(l_: mpmath.mpf) -> mpmath.mpf:
@@ -102,14 +100,14 @@ def model_tails(d: _TailDirection) -> tuple[Tail, Tail, Tail, Tail]:
             side(d.q_means, d.q_weights, -1), side(d.p_means, d.p_weights, -1))
 
 
-def mixture_loss(d: _MixtureDirection, x: mpmath.mpf) -> mpmath.mpf:
+def mixture_loss(d: MixtureDirection, x: mpmath.mpf) -> mpmath.mpf:
     def log_mix(means: tuple[float, ...], weights: tuple[float, ...]) -> mpmath.mpf:
         return mpmath.log(mpmath.fsum(mpf(w) * mpmath.exp(mpf(m) * x - mpf(m) ** 2 / 2)
                                       for m, w in zip(means, weights, strict=True)))
     return log_mix(d.q_means, d.q_weights) - log_mix(d.p_means, d.p_weights)
 
 
-def mixture_root(d: _MixtureDirection, l_: mpmath.mpf) -> mpmath.mpf:
+def mixture_root(d: MixtureDirection, l_: mpmath.mpf) -> mpmath.mpf:
     lo, hi = mpf(-60), mpf(60)
     for _ in range(mpmath.mp.prec + 10):  # bisection to the working precision (L increases)
         mid = (lo + hi) / 2
@@ -117,7 +115,7 @@ def mixture_root(d: _MixtureDirection, l_: mpmath.mpf) -> mpmath.mpf:
     return (lo + hi) / 2
 
 
-def log_density_slope(d: _TailDirection, l_: float) -> mpmath.mpf:
+def log_density_slope(d: TailDirection, l_: float) -> mpmath.mpf:
     """(log f)'(l) = sq''(l) / sq'(l), f = -sq' the density of L under Q."""
     sq = model_tails(d)[0]
     with mpmath.workdps(50):
@@ -125,7 +123,7 @@ def log_density_slope(d: _TailDirection, l_: float) -> mpmath.mpf:
         return mpmath.diff(sq, mpf(l_), 2) / d1 if d1 != 0 else mpmath.nan  # f = 0: no slope
 
 
-def ctd_tail_sums(d: _TailDirection, h: float, j0: int,
+def ctd_tail_sums(d: TailDirection, h: float, j0: int,
                   nodes: list[int]) -> dict[int, tuple[mpmath.mpf, mpmath.mpf, mpmath.mpf]]:
     """At node j (index from j0): the exact connect-the-dots law's tail sum M_j = Q(L > g_j) +
     b_{j-1}, the cell's q_{j-1} and its x_{j-1} = q - e^g p (no atoms)."""
@@ -159,25 +157,25 @@ def test_up_share_bounds_the_tilted_law(a: float, log_h: float) -> None:
 # ============================ slope bounds against the models' densities =========================
 
 
-def directions() -> st.SearchStrategy[_TailDirection]:
+def directions() -> st.SearchStrategy[TailDirection]:
     mu = st.floats(0.3, 3.0)
     rate = st.floats(0.001, 0.5)
     eps = st.floats(0.2, 3.0)
-    gauss = st.builds(_GaussianDirection, mu)
-    lap = st.builds(_LaplaceDirection, eps)
+    gauss = st.builds(GaussianDirection, mu)
+    lap = st.builds(LaplaceDirection, eps)
     base = st.one_of(gauss, lap)
     sub = st.builds(SubsampledTailDirection, base, rate, st.sampled_from(["remove", "add"]))
     sym = st.builds(lambda b, r: SymmetricTailDirection(SubsampledTailDirection(b, r, "remove")),
                     base, rate)
     mix = st.builds(lambda m, r, rev: (lambda d: d.reverse() if rev else d)(
-        _MixtureDirection((0.0,), (1.0,), (0.0, m), (1.0 - r, r))), mu, rate, st.booleans())
+        MixtureDirection((0.0,), (1.0,), (0.0, m), (1.0 - r, r))), mu, rate, st.booleans())
     return st.one_of(gauss, lap, sub, sym, mix)
 
 
 @settings(max_examples=60, deadline=None)
 @given(d=directions(), where=st.floats(0.02, 0.98), log_h=st.floats(-5.0, -1.0),
        inside=st.floats(0.0, 1.0))
-def test_slope_bounds_contain_the_density_slope(d: _TailDirection, where: float, log_h: float,
+def test_slope_bounds_contain_the_density_slope(d: TailDirection, where: float, log_h: float,
                                                 inside: float) -> None:
     """The declared bounds of (log f)' on a cell contain the slope of the model's density (mpmath,
     differentiated from the tails) at a point of the cell where the density is positive."""
@@ -185,7 +183,7 @@ def test_slope_bounds_contain_the_density_slope(d: _TailDirection, where: float,
     h = 10.0 ** log_h
     lo = lo_s + where * (hi_s - lo_s)
     l_ = lo + inside * h
-    if isinstance(d, _LaplaceDirection) and not -d.eps < l_ < d.eps:
+    if isinstance(d, LaplaceDirection) and not -d.eps < l_ < d.eps:
         return
     if isinstance(d, SymmetricTailDirection) and abs(l_) < 1e-10:
         return  # the density's kink at 0 (mpmath's difference stencil would straddle it)
@@ -202,7 +200,7 @@ def test_slope_bounds_contain_the_density_slope(d: _TailDirection, where: float,
 # ============================ the split and the charges against connect-the-dots ================
 
 
-def check_source(d: _TailDirection, h: float, n_sample: int, seed: int) -> None:
+def check_source(d: TailDirection, h: float, n_sample: int, seed: int) -> None:
     """The pessimistic law of ``d`` on width h against the exact connect-the-dots law at sampled
     nodes: its tail sums are at least M_j (1 - tail) - slack and at least M_j - fallback (the
     charges hold), and at most M_j (1 + tail) + slack + the split's overshoot q (b - a) h (1 + h)
@@ -235,16 +233,16 @@ def test_dpsgd_sources_at_the_benchmark_width() -> None:
     (4.5e-5, 1.4e-5), where x = q - e^g p computed as a difference errs by up to 1.9e-5 of b
     (8e-14 on a tail sum): the held law is an upper bound within its charges, and the absolute
     fallback charge, which was 8u, covers the error (it fails at 8u: up to 1.8e-13 at W4)."""
-    check_source(SubsampledTailDirection(_GaussianDirection(1.0), 0.01, "remove"),
+    check_source(SubsampledTailDirection(GaussianDirection(1.0), 0.01, "remove"),
                  math.sqrt(2e-9), 150, 1)
-    check_source(SubsampledTailDirection(_GaussianDirection(1 / 1.1), 0.004, "remove"),
+    check_source(SubsampledTailDirection(GaussianDirection(1 / 1.1), 0.004, "remove"),
                  math.sqrt(2e-10), 150, 2)
 
 
 def test_coarse_sources() -> None:
     """A Gaussian and a subsampled Gaussian source on a coarse grid (h 0.05, where the split's
     overshoot is largest) against the exact connect-the-dots law at every node."""
-    for d in (_GaussianDirection(1.3), SubsampledTailDirection(_GaussianDirection(0.9), 0.02,
+    for d in (GaussianDirection(1.3), SubsampledTailDirection(GaussianDirection(0.9), 0.02,
                                                                "remove")):
         check_source(d, 0.05, 10**4, 0)
 
@@ -257,11 +255,11 @@ def test_split_and_charges_hold(mu: float, rate: float, log_h: float, kind: str,
                                 seed: int) -> None:
     """The same checks over model parameters and widths (the mixtures: a sensitivity 0 or mu
     with probabilities 1 - rate, rate)."""
-    d: _TailDirection = _GaussianDirection(mu)
+    d: TailDirection = GaussianDirection(mu)
     if kind in ("remove", "add"):
-        d = SubsampledTailDirection(_GaussianDirection(mu), rate, kind)  # type: ignore[arg-type]
+        d = SubsampledTailDirection(GaussianDirection(mu), rate, kind)  # type: ignore[arg-type]
     elif kind.startswith("mixture"):
-        mix = _MixtureDirection((0.0,), (1.0,), (0.0, mu), (1.0 - rate, rate))
+        mix = MixtureDirection((0.0,), (1.0,), (0.0, mu), (1.0 - rate, rate))
         d = mix.reverse() if kind.endswith("reversed") else mix
     check_source(d, 10.0 ** log_h, 25 if kind.startswith("mixture") else 40, seed)
 
@@ -270,7 +268,7 @@ def test_difference_error_bound_covers_the_cancellation() -> None:
     """``cell_errors``' bound on x = q - e^g p as differenced (the fallback split of a direction
     declaring no slope bounds) covers its true error against mpmath on W4's source, where that
     error is far above u x (the cancellation the slope bounds avoid)."""
-    d = SubsampledTailDirection(_GaussianDirection(1 / 1.1), 0.004, "remove")
+    d = SubsampledTailDirection(GaussianDirection(1 / 1.1), 0.004, "remove")
     h = math.sqrt(2e-10)
     j = np.sort(np.concatenate([np.arange(-200, 4000, 7), np.arange(-199, 4001, 7)]))
     g = j.astype(np.float64) * h  # pairs of consecutive nodes

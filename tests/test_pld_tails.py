@@ -14,9 +14,12 @@ from hypothesis import strategies as st
 from scipy import special
 
 from accountant import GDP, PLD
-from accountant._plderror import U, ndtr_accuracy
-from accountant._pldgrid import EPS_MACH, GridLaw, convolve
-from accountant.pairs import _GaussianDirection
+from accountant.core.types import MACHINE_EPSILON
+from accountant.core.types import UNIT_ROUNDOFF as U
+from accountant.pld.grid.convolve import convolve
+from accountant.pld.grid.law import GridLaw
+from accountant.pld.laws.errors import ndtr_accuracy
+from accountant.pld.models.gaussian import GaussianDirection
 
 
 def gdp_delta(mu: float, eps: float) -> mpmath.mpf:
@@ -156,7 +159,7 @@ def test_w4_upper_bound_in_the_tails() -> None:
     the precise law's slices (``PRECISE_SLICES``) matter: with four its slack was 7.7e-18 and the
     bound 1.6e-3 above the truth (measured 8.4e-5 with six)."""
     from accountant import compose
-    from accountant.subsampling import subsampled_gaussian
+    from accountant.pld.subsampling import subsampled_gaussian
 
     pld = compose([subsampled_gaussian(1.1, 0.004)] * 100_000)
     for delta, truth in ((1e-10, 9.899589324463765), (1e-12, 10.917241151209538),
@@ -190,7 +193,7 @@ def test_default_laws_cut_more_and_serve_deltas_above_their_cut() -> None:
     exactly below DEFAULT_LAW_DELTA, and the epsilon at 1e-5 is the independent truth's within
     2e-5 (issue 3; 1.5e-5 measured)."""
     from accountant import subsample
-    from accountant.pld import DEFAULT_LAW_DELTA, LAW_BUDGETS
+    from accountant.pld.settings import DEFAULT_LAW_DELTA, LAW_BUDGETS
 
     pld = subsample(GDP(1.0), 0.01).self_compose(1000)
     assert 1.8282367 <= pld.epsilon(1e-5) <= 1.8282367 + 2e-5
@@ -232,10 +235,10 @@ def test_both_charges_are_carried_and_the_smaller_is_used() -> None:
     the tail-relative one cost 1e-4 relative."""
     from dataclasses import replace
 
-    from accountant._pldgrid import self_compose
+    from accountant.pld.grid.composition import self_compose
 
     mu0, k = 0.005, 20_000
-    law = _GaussianDirection(mu0).discretize(1e-4, True, 1e-21)
+    law = GaussianDirection(mu0).discretize(1e-4, True, 1e-21)
     assert law.fallback_slack is not None
     law = replace(law, tail=max(law.tail, 5e-9), fallback_slack=max(law.fallback_slack, 2e-15))
     comp = self_compose(law, k, 4)
@@ -247,7 +250,7 @@ def test_both_charges_are_carried_and_the_smaller_is_used() -> None:
     for eps in (0.0, 1.0, 3.0, 5.0, 8.0):
         raw = comp.raw_delta(eps)
         # (each rounded up by its own arithmetic's 2 u, ``GridLaw.delta``)
-        by_tail, by_abs = ((raw + s) / (1.0 - r - t) * (1.0 + 2.0 * EPS_MACH)
+        by_tail, by_abs = ((raw + s) / (1.0 - r - t) * (1.0 + 2.0 * MACHINE_EPSILON)
                            for s, r, t in comp.error_models)
         assert comp.delta(eps) == min(1.0, by_tail, by_abs)
         assert truth.delta(eps) <= comp.delta(eps)
@@ -287,9 +290,11 @@ def test_subsampled_bounded_losses_stop_at_their_exact_top(eps0: float, rate: fl
     by -phi(-eps0) (below -log(1 - r), the bound for any base). Both tops are rounded up (mpmath),
     so delta stops there and epsilon(0) is finite (an error bound added above an unbounded
     direction's grid made it inf on them; the add top at -log(1 - r) made it 2.8e-3 loose)."""
-    from accountant.pairs import SubsampledTailDirection, SymmetricTailDirection, _LaplaceDirection
+    from accountant.pld.laws.subsampled import SubsampledTailDirection
+    from accountant.pld.laws.symmetric import SymmetricTailDirection
+    from accountant.pld.models.laplace import LaplaceDirection
 
-    base = _LaplaceDirection(eps0)
+    base = LaplaceDirection(eps0)
     rem, add = SubsampledTailDirection(base, rate, "remove"), SubsampledTailDirection(base, rate, "add")
     with mpmath.workdps(50):
         e, r = mpmath.mpf(eps0), mpmath.mpf(rate)

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from accountant import GDP, PLD, ApproxDP, compose, subsample
-from accountant.subsampling import subsampled_gaussian
+from accountant.pld.subsampling import subsampled_gaussian
 
 TOLS = (1e-4, 3e-5, 1e-5)
 DELTA = 1e-5

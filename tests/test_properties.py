@@ -23,7 +23,7 @@ from accountant import (
     compose,
     pure_dp_to_gdp,
 )
-from accountant.tradeoff import check_tradeoff_values, default_alpha_grid
+from accountant.notions.tradeoff import check_tradeoff_values, default_alpha_grid
 
 eps_st = st.floats(min_value=0.01, max_value=5.0)
 mu_st = st.floats(min_value=0.05, max_value=6.0)

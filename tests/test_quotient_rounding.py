@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from mpmath import mpf
 
 from accountant import PLD, GaussianPair, MixtureGaussianPair, div_up, subsampled_gaussian
-from accountant._numeric import div_down
-from accountant.pairs import _MixtureDirection
+from accountant.core.rounding import div_down
+from accountant.pld.models.mixture import MixtureDirection
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
@@ -72,7 +72,7 @@ def test_mixture_means_are_rounded_up(sigma: float, sens: list[float]) -> None:
     sens = [*sens, 1.0]
     pair = MixtureGaussianPair(sigma, tuple(sens), tuple([1.0 / len(sens)] * len(sens)))
     rem, _ = pair.directions()
-    assert isinstance(rem, _MixtureDirection)
+    assert isinstance(rem, MixtureDirection)
     for mean, s in zip(rem.q_means, sens, strict=True):
         assert Fraction(mean) >= Fraction(s) / Fraction(sigma)
 

@@ -25,7 +25,7 @@ from accountant import (
     randomized_response_rdp,
     to_rdp,
 )
-from accountant.conversions import randomized_response_renyi
+from accountant.notions.conversions import randomized_response_renyi
 from mechanisms import RandomizedResponse
 
 

@@ -17,17 +17,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import FiniteLossTradeoff, subsample
-from accountant.pairs import (
-    PAIR_GAUSSIAN_TAIL,
-    ApproxDPPair,
-    DiscreteGaussianPair,
-    DiscreteLaplacePair,
-    Pair,
-    RandomizedResponsePair,
-)
-from accountant.pld import PLD
-from accountant.subsampling import SubsampledPair
-from accountant.tradeoff import discrete_gaussian_window
+from accountant.notions.discrete_gaussian import discrete_gaussian_window
+from accountant.pld.distribution import PLD
+from accountant.pld.models.base import Pair
+from accountant.pld.models.discrete import PAIR_GAUSSIAN_TAIL, DiscreteGaussianPair, DiscreteLaplacePair
+from accountant.pld.models.finite import ApproxDPPair, RandomizedResponsePair
+from accountant.pld.subsampling import SubsampledPair
 
 mpf = mpmath.mpf
 Atom = tuple[mpmath.mpf, mpmath.mpf]  # (P-mass, Q-mass) of one base atom
@@ -84,8 +79,8 @@ def test_finite_pairs_declare_their_masses_error(b: float, shift: int, eps: floa
                                                  delta: float) -> None:
     """A finite pair's directions carry its curve's declared mass error. The discrete Laplace
     pair dropped its 3 u shift / b + 4 LIBM_REL (the exponents k log r err by 3 u shift / b) and
-    k-ary randomized response its 10 EPS_MACH, for the default 8 EPS_MACH: numpy's SIMD exp rounds
-    an element differently with the array's alignment, and CI once measured a subsampled discrete
+    k-ary randomized response its 10 MACHINE_EPSILON, for the default 8 MACHINE_EPSILON: numpy's SIMD
+    exp rounds an element differently with the array's alignment, and CI once measured a subsampled discrete
     Laplace atom (b 0.0608, shift 5) 2.5e-15 relative above its exact mass, 1.8e-15 allowed."""
     for pair, f in ((DiscreteLaplacePair(b, shift), FiniteLossTradeoff.discrete_laplace(b, shift)),
                     (RandomizedResponsePair(eps, k), FiniteLossTradeoff.randomized_response(eps, k)),

@@ -19,7 +19,7 @@ import numpy as np
 
 from accountant import CLTGDP, FDP, ApproxDP, Guarantee, Implication, PureDP, implication
 from accountant.core.validation import check_real
-from accountant.tradeoff import PiecewiseLinearTradeoff
+from accountant.notions.tradeoff import PiecewiseLinearTradeoff
 
 from .claims import claim_delta
 from .protocols import DeclaredMechanism

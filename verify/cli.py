@@ -441,7 +441,7 @@ def cmd_calibrate(args: argparse.Namespace) -> str:
     import time
 
     from accountant import dpsgd_epsilon
-    from accountant.dpsgd import dpsgd_noise_multiplier, dpsgd_sampling_rate, dpsgd_steps
+    from accountant.compose.dpsgd import dpsgd_noise_multiplier, dpsgd_sampling_rate, dpsgd_steps
 
     eps, delta = args.target_epsilon, args.delta
     start = time.perf_counter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -21,5 +22,7 @@ MACHINE_EPSILON = float(np.finfo(np.float64).eps)
 #: The unit roundoff of float64, u = 2^-53: a correctly rounded operation errs by at most u
 #: relatively (in the normal range).
 UNIT_ROUNDOFF = MACHINE_EPSILON / 2.0
+#: The smallest positive double (a subnormal), 2^-1074.
+SMALLEST_SUBNORMAL = math.nextafter(0.0, 1.0)
 
-__all__ = ["ADJACENCIES", "MACHINE_EPSILON", "UNIT_ROUNDOFF", "Adjacency", "FloatArray"]
+__all__ = ["ADJACENCIES", "MACHINE_EPSILON", "SMALLEST_SUBNORMAL", "UNIT_ROUNDOFF", "Adjacency", "FloatArray"]

@@ -37,7 +37,7 @@ import numpy as np
 from accountant import Guarantee
 from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
-from accountant.tradeoff import TradeoffFunction
+from accountant.notions.tradeoff import TradeoffFunction
 
 from ..claims import claim_delta
 from ..protocols import (

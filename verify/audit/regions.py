@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from accountant import GDP, ApproxDP, Guarantee, PureDP
 from accountant.core.types import FloatArray
-from accountant.tradeoff import TradeoffFunction
+from accountant.notions.tradeoff import TradeoffFunction
 
 from ..claims import claim_delta
 from . import stats

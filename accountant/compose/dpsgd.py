@@ -1,0 +1,227 @@
+"""One-call accounting and calibration of DP-SGD [@abadi2016deep]: Poisson-subsampled Gaussian steps.
+
+``dpsgd_epsilon`` returns the PLD bracket (sound lower and upper bounds on the exact epsilon),
+the central-limit mu of [@bu2020deep] / [@dong2022gaussian, Cor. 5.4],
+mu = q sqrt(T (e^{1/sigma^2} - 1)), marked approximate, and the RDP bound
+[@mironov2019sampled] for comparison.
+
+``dpsgd_noise_multiplier``, ``dpsgd_sampling_rate`` and ``dpsgd_steps`` solve for one parameter
+given a target (eps, delta). A secant search on a coarse (still sound) PLD estimates the boundary
+in a few evaluations; ``accountant.calibrate`` then certifies a bracket of relative width ``rtol``
+around it, so the returned value implies the target (it was checked with ``implies``) and the
+boundary of that sound bound lies within ``rtol`` of it.
+
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from accountant.compose.calibration import calibrate, calibrate_count
+from accountant.compose.subsampled_rdp import check_dpsgd_parameters, subsampled_gaussian_rdp
+from accountant.core.validation import check_count, check_real
+from accountant.notions.guarantees import GDP, ApproxDP, Guarantee
+from accountant.notions.ordering import implies
+from accountant.pld.distribution import PLD
+from accountant.pld.settings import DEFAULT_TOL
+from accountant.pld.subsampling import subsampled_gaussian
+
+
+@dataclass(frozen=True)
+class DPSGDAccount:
+    """Budget of a DP-SGD run at one delta.
+
+    ``epsilon_lower <= exact epsilon <= epsilon_upper`` (PLD bracket; ``epsilon_upper`` is the
+    figure to report). ``clt_mu``/``clt_epsilon`` are the CLT approximation: not bounds.
+    ``rdp_epsilon`` is the (looser) RDP upper bound. ``epsilon(delta)`` answers any other delta
+    from the same composed PLD (``pld``).
+    """
+
+    sampling_rate: float
+    noise_multiplier: float
+    steps: int
+    delta: float
+    epsilon_lower: float
+    epsilon_upper: float
+    clt_mu: float
+    clt_epsilon: float
+    rdp_epsilon: float
+    pld: PLD = field(repr=False, compare=False)
+
+    def epsilon(self, delta: float | None = None) -> float:
+        """The sound upper bound on epsilon at ``delta`` (default: the account's delta)."""
+        return self.epsilon_upper if delta is None else self.pld.epsilon(delta)
+
+
+def dpsgd_clt_mu(sampling_rate: float, noise_multiplier: float, steps: int) -> float:
+    """mu = q sqrt(T (e^{1/sigma^2} - 1)), the CLT limit of DP-SGD [@bu2020deep; @dong2022gaussian, Cor. 5.4].
+    An approximation, accurate when q sqrt(T) is of order one and T is large."""
+    q, s, t = check_dpsgd_parameters(sampling_rate, noise_multiplier, steps)
+    if 1.0 / (s * s) > 700.0:
+        return math.inf  # e^{1/sigma^2} overflows: the approximation says nothing here
+    return q * math.sqrt(t * math.expm1(1.0 / (s * s)))
+
+
+def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float,
+                  tol: float = DEFAULT_TOL) -> DPSGDAccount:
+    """Epsilon of DP-SGD with Poisson sampling rate q, noise multiplier sigma, T steps, at delta
+    (add/remove adjacency, sensitivity = clipping norm)."""
+    q, s, t = check_dpsgd_parameters(sampling_rate, noise_multiplier, steps)
+    d = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    pld = dpsgd_pld(q, s, t, tol)
+    lower, upper = pld.epsilon_bracket(d)
+    mu = dpsgd_clt_mu(q, s, t)
+    clt_eps = GDP(mu).epsilon(d) if math.isfinite(mu) else math.inf
+    return DPSGDAccount(q, s, t, d, lower, upper, mu, clt_eps,
+                        subsampled_gaussian_rdp(q, s, t).epsilon(d), pld)
+
+
+def dpsgd_pld(sampling_rate: float, noise_multiplier: float, steps: int,
+              tol: float = DEFAULT_TOL) -> PLD:
+    """The PLD of T DP-SGD steps (Poisson rate q, noise multiplier sigma, sensitivity 1)
+    [@zhu2022optimal]; ``tol`` sets its grid (any grid gives a sound upper bound)."""
+    q, s, t = check_dpsgd_parameters(sampling_rate, noise_multiplier, steps)
+    return subsampled_gaussian(s, q, tol=tol).self_compose(t)
+
+
+#: Default relative precision of the calibrated parameter.
+CALIBRATION_RTOL = 1e-3
+
+
+def dpsgd_noise_multiplier(target_epsilon: float, delta: float, sampling_rate: float, steps: int,
+                           *, rtol: float = CALIBRATION_RTOL) -> float:
+    """The least noise multiplier sigma (within a relative ``rtol``) whose T DP-SGD steps at rate
+    q are shown, by the sound PLD bound, to be (target_epsilon, delta)-DP.
+
+    Like Opacus' ``get_noise_multiplier``, but the answer is certified by ``accountant.calibrate``
+    (``implies`` on a pessimistic PLD) rather than read from an estimate.
+    """
+    eps, d, rtol = _check_target(target_epsilon, delta, rtol)
+    q = check_real("sampling_rate", sampling_rate, low=0.0, high=1.0, low_open=True)
+    t = check_count("steps", steps)
+    tol = _pld_tol(eps, rtol)
+    # the CLT guess sigma^-2 = log(1 + mu^2 / (q^2 T)), mu the GDP level of the target
+    guess = 1.0 / math.sqrt(math.log1p((_gdp_mu(eps, d) / q) ** 2 / t))
+    est = _secant(lambda s: dpsgd_pld(q, s, t, tol).epsilon(d), eps, guess, rtol, (1e-2, 1e4))
+    return _certify(lambda s: dpsgd_pld(q, s, t, tol), ApproxDP(eps, d), est, rtol, (1e-2, 1e4))
+
+
+def dpsgd_sampling_rate(target_epsilon: float, delta: float, noise_multiplier: float, steps: int,
+                        *, rtol: float = CALIBRATION_RTOL) -> float:
+    """The largest Poisson sampling rate q (within a relative ``rtol``; 1.0 if full batches fit)
+    at which T DP-SGD steps with noise multiplier sigma are shown to be (target_epsilon, delta)-DP."""
+    eps, d, rtol = _check_target(target_epsilon, delta, rtol)
+    s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=1e4)
+    t = check_count("steps", steps)
+    tol = _pld_tol(eps, rtol)
+    target = ApproxDP(eps, d)
+    if implies(dpsgd_pld(1.0, s, t, tol), target):
+        return 1.0
+    guess = min(0.5, _gdp_mu(eps, d) / math.sqrt(t * math.expm1(min(1.0 / (s * s), 700.0))))
+    est = _secant(lambda q: dpsgd_pld(q, s, t, tol).epsilon(d), eps, guess, rtol, (1e-12, 1.0))
+    return _certify(lambda q: dpsgd_pld(q, s, t, tol), target, est, rtol, (1e-12, 1.0))
+
+
+def dpsgd_steps(target_epsilon: float, delta: float, sampling_rate: float, noise_multiplier: float,
+                *, max_steps: int = 10**9, rtol: float = CALIBRATION_RTOL) -> int:
+    """The largest number of DP-SGD steps (exact, up to ``max_steps``) shown to be
+    (target_epsilon, delta)-DP at rate q and noise multiplier sigma; 0 if not even one step is."""
+    eps, d, rtol = _check_target(target_epsilon, delta, rtol)
+    q, s, _ = check_dpsgd_parameters(sampling_rate, noise_multiplier, 1)
+    top = check_count("max_steps", max_steps)
+    tol = _pld_tol(eps, rtol)
+    target = ApproxDP(eps, d)
+
+    def make(t: int) -> Guarantee:
+        return dpsgd_pld(q, s, t, tol)
+
+    if not implies(make(1), target):
+        return 0
+    if implies(make(top), target):
+        return top
+    guess = (_gdp_mu(eps, d) / q) ** 2 / math.expm1(min(1.0 / (s * s), 700.0))
+    est = _secant(lambda t: make(max(1, round(t))).epsilon(d), eps, min(max(guess, 1.0), top), rtol,
+                  (1.0, float(top)))
+    width = max(1, math.ceil(rtol * est))
+    lo, hi = max(1, math.floor(est) - width), min(top, math.ceil(est) + width)
+    while True:  # the boundary is almost always inside: widen when it is not
+        ok_lo, ok_hi = implies(make(lo), target), implies(make(hi), target)
+        if ok_lo and not ok_hi:
+            return calibrate_count(make, target, (lo, hi), increasing=True)
+        width *= 4
+        lo, hi = (max(1, lo - width), lo) if not ok_lo else (hi, min(top, hi + width))
+
+
+def _check_target(eps: float, delta: float, rtol: float) -> tuple[float, float, float]:
+    return (check_real("target_epsilon", eps, low=0.0, low_open=True, high=1e3),
+            check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True),
+            check_real("rtol", rtol, low=1e-9, high=0.1))
+
+
+def _pld_tol(eps: float, rtol: float) -> float:
+    """A PLD grid accurate to about a fraction rtol of the target epsilon (sound at any grid)."""
+    return min(1e-2, max(1e-5, rtol * eps / 4))
+
+
+def _gdp_mu(eps: float, delta: float) -> float:
+    """The mu of the mu-GDP guarantee that is just (eps, delta)-DP (a starting guess)."""
+    return calibrate(GDP, ApproxDP(eps, delta), (1e-6, 1e3), tol=1e-4)
+
+
+def _secant(eps_at: Callable[[float], float], target: float, x0: float, rtol: float,
+            limits: tuple[float, float]) -> float:
+    """An estimate of the x with eps_at(x) = target for a monotone eps_at: a secant search in
+    log-log coordinates, safeguarded by the bracket it finds; at most 30 evaluations."""
+    lo_lim, hi_lim = math.log(limits[0]), math.log(limits[1])
+    goal = math.log(target)
+
+    def f(u: float) -> float:
+        e = eps_at(math.exp(u))
+        return math.inf if not e > 0.0 else math.log(e) - goal  # inf: far from the boundary
+
+    u0 = min(max(math.log(x0), lo_lim), hi_lim)
+    pts = [(u0, f(u0))]
+    u1 = u0 + (0.05 if u0 + 0.05 <= hi_lim else -0.05)
+    pts.append((u1, f(u1)))
+    for _ in range(28):
+        (ua, fa), (ub, fb) = pts[-2], pts[-1]
+        if abs(fb) < rtol / 8:
+            break
+        neg = [u for u, v in pts if v < 0]
+        pos = [u for u, v in pts if v > 0]
+        if math.isfinite(fa) and math.isfinite(fb) and fa != fb:
+            u = ub - fb * (ub - ua) / (fb - fa)
+        else:
+            u = ub + (1.0 if len(pos) > len(neg) else -1.0)
+        if neg and pos:  # keep inside the bracket found so far: bisect when the step leaves it
+            a, b = _bracket(neg, pos)
+            if not a < u < b:
+                u = 0.5 * (a + b)
+        u = min(max(u, ub - 2.0, lo_lim), ub + 2.0, hi_lim)
+        if u == ub:
+            break
+        pts.append((u, f(u)))
+    return math.exp(min(pts, key=lambda p: abs(p[1]))[0])
+
+
+def _bracket(neg: list[float], pos: list[float]) -> tuple[float, float]:
+    """The narrowest interval between a point of each sign (the function is monotone)."""
+    pairs = [(min(a, b), max(a, b)) for a in neg for b in pos]
+    return min(pairs, key=lambda p: p[1] - p[0])
+
+
+def _certify(make: Callable[[float], Guarantee], target: Guarantee, est: float, rtol: float,
+             limits: tuple[float, float]) -> float:
+    """``calibrate`` on a bracket of relative width rtol around the estimate, widened (x4) until it
+    holds the boundary: the safe end, certified by ``implies``."""
+    width = rtol / 2
+    while True:
+        lo, hi = max(limits[0], est / (1 + width)), min(limits[1], est * (1 + width))
+        try:
+            return calibrate(make, target, (lo, hi), tol=rtol)
+        except ValueError:
+            if lo == limits[0] and hi == limits[1]:
+                raise
+            width *= 4

@@ -1,0 +1,242 @@
+"""Loss laws given by their tails: the four tails of L under Q and P at the grid's nodes, their accuracy and
+optional log-density slope bounds, discretised into cells with certified error bounds
+(connect-the-dots [@doroshenko2022connect]).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from dataclasses import replace
+
+import numpy as np
+from scipy import special
+
+from accountant.core.rounding import LIBM_REL
+from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.pld.grid.atoms import atom_content_bounds, deposit_atoms
+from accountant.pld.grid.cells import Cells, ContentErrors
+from accountant.pld.grid.construct import REFINE, from_cells
+from accountant.pld.grid.law import SOURCE_TAIL, GridLaw
+from accountant.pld.laws.base import LossDirection
+from accountant.pld.laws.errors import (
+    UNDERFLOW,
+    CellErrors,
+    cell_errors,
+    deficit_share,
+    optimistic_node_error,
+    product_error,
+    source_tail_law,
+    up_share,
+)
+
+
+def z_of_tail(tail: float) -> float:
+    """z with Phi(-z) = tail."""
+    return float(-special.ndtri(tail))
+
+
+class TailDirection(LossDirection):
+    """A pair given by the tails of L under Q and P: (Q(L<=g), Q(L>g), P(L<=g), P(L>g)), their
+    accuracy, and optionally bounds of the log-density slope of L under Q (``slope_bounds``),
+    which give the pessimistic split without cancellation (``_plderror``)."""
+
+    q_inf: float = 0.0
+    #: whether ``support`` is exact (no finite mass above its top, whatever the tail): the
+    #: pessimistic law then keeps delta exactly q_inf from there on (``GridLaw.support_top``)
+    bounded: bool = False
+
+    @abstractmethod
+    def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]: ...
+
+    @abstractmethod
+    def tail_accuracy(self, g: FloatArray,
+                      dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """(rel, abs) with |T~ - T| <= rel T~ + abs for each of the four tails computed at g,
+        where g is within dg of the exact argument."""
+
+    def tail_errors(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                    which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[FloatArray, ...]:
+        """Absolute error bounds of the four ``tails`` (fq, sq, fp, sp) computed at g (within dg
+        of the exact arguments), of those listed in ``which`` (indices, in that order): by
+        default rel T~ + abs from ``tail_accuracy``, which covers all four; a direction may bound
+        each tail on its own. Both add UNDERFLOW (a tail below the normal range is subnormal or
+        flushed to 0, ``cell_errors``)."""
+        rel, ab = self.tail_accuracy(g, dg)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return tuple(np.asarray(rel * np.abs(tails[i]) + ab + UNDERFLOW, dtype=np.float64)
+                         for i in which)
+
+    def slope_bounds(self, g: FloatArray,
+                     dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        """For each cell between consecutive nodes of the increasing g, widened by the nodes'
+        errors dg: (a, b) with a <= (log f)'(l) <= b for every l in [g_j - dg_j, g_{j+1} +
+        dg_{j+1}] where f, the density of the continuous part of L under Q, is positive (+inf for
+        b where the interval holds the lower end of f's support strictly inside, -inf for a at
+        the upper end); None when undeclared (the split is then rounded up by the tails' error
+        bound, ``cell_errors``)."""
+        return None
+
+    def profile_error(self, g: FloatArray, dg: FloatArray, tails: tuple[FloatArray, ...],
+                      errors: CellErrors) -> FloatArray:
+        """Bound on |(sq~ - e^g sp~) - (sq - e^g sp)| at the nodes g (within dg of the exact ones),
+        the profile at a node as read from the computed upper tails: by default their error
+        bounds added (``cell_errors``); a direction whose Q- and P-tails share their errors
+        (subsampling) states a smaller one."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = errors.dsq + np.exp(g) * errors.dsp * (1.0 + 1e-6)
+        return np.asarray(np.where(np.isnan(out), np.inf, out), dtype=np.float64)
+
+    def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
+        lo, hi = self.support(tail)
+        j0 = math.floor(lo / h) - 1
+        j1 = math.ceil(hi / h) + 1
+        r = REFINE[pessimistic]  # the optimistic law reads half cells
+        hc = h / r
+        g = np.asarray(np.arange(r * j0, r * j1 + 1) * hc, dtype=np.float64)
+        tails = self.tails(g)
+        fq, sq = tails[:2]
+        # difference the smaller of the two tails, so tiny cell masses keep their digits
+        q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
+        q = np.maximum(q, 0.0)
+        cells_q = q.copy()
+        dg = product_error(np.arange(r * j0, r * j1 + 1, dtype=np.float64), hc)
+        errors = cell_errors(g, tails, self.tail_accuracy(g, dg))
+        raw = errors.pn  # e^g p of the P-masses differenced likewise
+        pn = np.clip(raw, q * math.exp(-hc), q)
+        x = q - pn
+        atoms, atom_q = self.point_masses()
+        atoms = atoms + self.atom_error() * (1.0 if pessimistic else -1.0)
+        nodes = np.zeros(g.size)
+        if pessimistic:  # r = 1: the cells are those of the law's grid
+            x = self._split_up(g, dg, h, q, x, errors.dx)
+            lag = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
+            # the Q-mass above the last node goes to +inf, where delta reads it without slack
+            # (``GridLaw.delta``): rounded up by its error bound unless the loss is bounded (then
+            # it is 0). A tail that underflowed to 0 (sigma 17, q 1e-3: Q(L > 0.009) ~ 1e-310)
+            # gave delta 0 above the grid, and a finite epsilon at delta 0 where the truth is inf.
+            q_above = (float(sq[-1]) if self.bounded
+                       else math.nextafter(float(sq[-1]) + float(errors.dsq[-1]), math.inf))
+            law = replace(from_cells(Cells(h, j0, q, pn, x, inf=self.q_inf, q_above=q_above,
+                                           q_below=float(fq[0]), node_q=nodes), pessimistic=True),
+                          lag=lag, support_top=hi if self.bounded else math.inf)
+            self._forget()
+            in_cells = np.abs(q - cells_q) + MACHINE_EPSILON * q
+            return source_tail_law(law, tails, errors, cells_q, in_cells, nodes)
+        with np.errstate(invalid="ignore"):
+            moved = np.where(np.isfinite(raw), np.abs(raw - pn), np.inf)
+        bounds = self._optimistic_bounds(g, dg, hc, q, pn, x, errors)
+        profile = self.profile_error(g, dg, tails, errors)
+        q_err = self.tail_errors(g[:1], dg[:1], tuple(t[:1] for t in tails), (1,))[0]
+        node_err, total_err = optimistic_node_error(g, tails, errors, q, moved, profile,
+                                                    float(q_err[0]))
+        # the atoms' contents are exact up to their roundings (relative: a few ulp of their
+        # shares of the node profiles); their places are covered by the law's lag
+        aq, apn, ax = np.zeros(q.size), np.zeros(q.size), np.zeros(q.size)
+        lag = deposit_atoms(hc, r * j0, atoms, atom_q, aq, apn, ax, nodes, pessimistic)
+        extra = self.point_mass_error()  # errors of every node profile, at most these
+        q, pn, x = q + aq, pn + apn, x + ax
+        # the atoms' bounds added, each sum rounded up
+        ax_up, adef_up, aq_up = atom_content_bounds(hc, aq, apn, ax, atoms.size)
+        bounds = (np.nextafter(bounds[0] + ax_up, np.inf), np.nextafter(bounds[1] + adef_up, np.inf),
+                  np.nextafter(bounds[2] + aq_up, np.inf))
+        self._forget()
+        k = atoms.size + 8
+        law = from_cells(Cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
+                               q_below=float(fq[0]), node_q=nodes), pessimistic=False,
+                         errors=ContentErrors(k * MACHINE_EPSILON, (k + 8) * MACHINE_EPSILON,
+                                              node_err + extra, total_err + extra, bounds))
+        return replace(law, lag=lag)
+
+    def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,
+                           pn: FloatArray, x: FloatArray,
+                           errors: CellErrors) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Upper bounds of each cell's exact q, excess x and upper deficit e^w pn - q, the
+        contents from which the optimistic construction reads its lowerings (``_pldgrid``): the
+        computed values rounded up by their error bounds (tight where a cell's mass is large
+        against the tail) or, when declared, the slope bounds' shares of q's bound (no
+        cancellation; ``up_share``, ``deficit_share``), whichever is smaller."""
+        dq = errors.d_cell + errors.round_q
+        q_up = (q + dq) * (1.0 + 2.0 * MACHINE_EPSILON)
+        x_up = x + errors.dx
+        grow = math.exp(w)
+        with np.errstate(over="ignore"):  # an overflow is an infinite (valid) bound
+            def_up = (np.maximum(grow * pn - q, 0.0) + grow * (errors.dx + 2.0 * dq)
+                      + 4.0 * MACHINE_EPSILON * (q + 2.0 * pn)) * (1.0 + 1e-6)
+        slopes = self.slope_bounds(g, dg)
+        if slopes is not None:
+            c_w = -math.expm1(-w)
+            # c_w: expm1's error (LIBM_REL) and three products' roundings
+            x_up = np.minimum(x_up, q_up * (up_share(slopes[1], w) * c_w)
+                              * (1.0 + LIBM_REL + 2.0 * MACHINE_EPSILON))
+            def_up = np.minimum(def_up, q_up * deficit_share(slopes[0], w) * (1.0 + 4.0 * MACHINE_EPSILON))
+        with np.errstate(invalid="ignore"):
+            x_up, def_up = (np.where(np.isnan(a), np.inf, a) for a in (x_up, def_up))
+        return np.asarray(x_up, dtype=np.float64), np.asarray(def_up, dtype=np.float64), q_up
+
+    def _split_up(self, g: FloatArray, dg: FloatArray, h: float, q: FloatArray, x: FloatArray,
+                  dx: FloatArray) -> FloatArray:
+        """x' with min(x' / (1 - e^{-h}), q) at least connect-the-dots' exact split b of each
+        cell (g within dg of the exact nodes; ``_plderror``): the smaller of two upper bounds,
+        x as differenced rounded up by its error bound dx (tight where the cell's mass is large
+        against the tail) and, when declared, the slope bounds' (tight where the density is
+        smooth on the scale of h); both are divided by c_h in ``from_cells`` (8 u covers it)."""
+        c_h = -math.expm1(-h)
+        up = x + dx + 8.0 * MACHINE_EPSILON * q * c_h
+        slopes = self.slope_bounds(g, dg)
+        if slopes is not None:
+            up = np.minimum(up, q * (up_share(slopes[1], h) * (1.0 + 8.0 * MACHINE_EPSILON)) * c_h)
+        return np.asarray(np.minimum(up, q), dtype=np.float64)
+
+    def _forget(self) -> None:
+        """Drop a subclass's values kept for the nodes of the last discretisation (its base's
+        too: a wrapped direction's are kept on the base)."""
+        self.__dict__.pop("_memo", None)
+        self.__dict__.pop("_base_tails", None)
+        base = self.__dict__.get("base")
+        if isinstance(base, TailDirection):
+            base._forget()
+
+    def point_masses(self) -> tuple[FloatArray, FloatArray]:
+        """Atoms of L (losses, Q-masses) not included in ``tails``."""
+        return np.zeros(0), np.zeros(0)
+
+    def continuous_mass(self) -> float:
+        return min(1.0, max(0.0, 1.0 - self.q_inf - float(self.point_masses()[1].sum())))
+
+    def point_mass_error(self) -> float:
+        """Bound on the total error of the atoms' Q-masses beyond a few ulp of each (an atom
+        derived from computed tails); an optimistic law adds it to its charge (an atom's mass
+        moves delta by at most itself, at every eps)."""
+        return 0.0
+
+    def atom_error(self) -> FloatArray:
+        """Bounds of the rounding errors of the atoms' computed losses (``point_masses``, in
+        order): ``discretize`` moves them up by it for a pessimistic law, down for an optimistic
+        one (near an atom delta(eps) ~ q (l - eps), so a position error is a large relative error
+        of delta there). Zero where the losses are exact."""
+        return np.zeros(self.point_masses()[0].size)
+
+
+def ndtr_array(x: FloatArray) -> FloatArray:
+    return np.asarray(special.ndtr(x), dtype=np.float64)
+
+
+def widened_cells(g: FloatArray, dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The cells [g_j - dg_j, g_{j+1} + dg_{j+1}], rounded outward."""
+    with np.errstate(invalid="ignore"):
+        lo, hi = g[:-1] - dg[:-1], g[1:] + dg[1:]
+        return (np.where(np.isfinite(lo), np.nextafter(lo, -np.inf), lo),
+                np.where(np.isfinite(hi), np.nextafter(hi, np.inf), hi))
+
+
+def linear_slopes(c0: float, c1: float, lo: FloatArray,
+                   hi: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Bounds of c0 + c1 l over [lo, hi] (c1 < 0, both computed to 2 roundings: 8 u pads)."""
+    def at(l_: FloatArray, sign: float) -> FloatArray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            v = c0 + c1 * l_
+            pad = np.where(np.isfinite(l_), 8.0 * MACHINE_EPSILON * (np.abs(c1 * l_) + abs(c0)), 0.0)
+        return np.asarray(v + sign * pad, dtype=np.float64)
+
+    return at(hi, -1.0), at(lo, 1.0)

@@ -1,0 +1,97 @@
+"""Finite pairs: randomized response, f_{eps,delta}, pairs given by loss laws, and the pair of any
+trade-off curve [@dong2022gaussian, Prop. 2.2].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from accountant.core.validation import check_count, check_real
+from accountant.notions.closed_forms import GaussianTradeoff, LaplaceTradeoff
+from accountant.notions.finite_loss import FiniteLossTradeoff
+from accountant.notions.tradeoff import PiecewiseLinearTradeoff, TradeoffFunction
+from accountant.pld.laws.base import LossDirection
+from accountant.pld.laws.finite import FiniteDirection, curve_direction, envelope_direction, knot_atoms
+from accountant.pld.models.base import Pair
+from accountant.pld.models.gaussian import GaussianPair
+from accountant.pld.models.laplace import LaplacePair
+
+
+@dataclass(frozen=True)
+class RandomizedResponsePair(Pair):
+    """k-ary randomized response keeping the truth w.p. e^eps / (e^eps + k - 1)."""
+
+    eps: float
+    k: int = 2
+    kind: ClassVar[str | None] = "randomized_response"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps", check_real("eps", self.eps, low=0.0, high=math.inf,
+                                                   high_open=True))
+        object.__setattr__(self, "k", check_count("k", self.k, low=2, high=10**9))
+
+    def directions(self) -> tuple[LossDirection, LossDirection | None]:
+        return curve_direction(FiniteLossTradeoff.randomized_response(self.eps, self.k)), None
+
+
+@dataclass(frozen=True)
+class ApproxDPPair(Pair):
+    """The pair of f_{eps,delta}: randomized response with an atom of mass delta at infinite loss
+    [@kairouz2015composition] (pure DP when delta = 0)."""
+
+    eps: float
+    delta: float = 0.0
+    kind: ClassVar[str | None] = "approx_dp"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps", check_real("eps", self.eps, low=0.0, high=math.inf,
+                                                   high_open=True))
+        object.__setattr__(self, "delta", check_real("delta", self.delta, low=0.0, high=1.0,
+                                                     high_open=True))
+
+    def directions(self) -> tuple[LossDirection, LossDirection | None]:
+        return curve_direction(FiniteLossTradeoff.approx_dp(self.eps, self.delta)), None
+
+
+@dataclass(frozen=True, eq=False)
+class FinitePair(Pair):
+    """A pair given by its loss directions (pmfs, densities, sampled curves): equal only to
+    itself, and not serialisable. ``label`` says where it came from."""
+
+    remove_direction: LossDirection
+    add_direction: LossDirection | None = None
+    label: str = "finite"
+
+    def __post_init__(self) -> None:
+        for name in ("remove_direction", "add_direction"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, LossDirection):
+                raise TypeError(f"{name} must be a LossDirection, got {type(value).__name__}")
+        if self.remove_direction is None:
+            raise TypeError("remove_direction must be a LossDirection, got None")
+
+    def directions(self) -> tuple[LossDirection, LossDirection | None]:
+        return self.remove_direction, self.add_direction
+
+    def __repr__(self) -> str:
+        return f"FinitePair({self.label})"
+
+
+def tradeoff_pair(f: TradeoffFunction) -> Pair:
+    """Dominating pair of f-DP (symmetric: it bounds both orders of neighbouring datasets);
+    closed forms for Gaussian and Laplace curves, knots for piecewise-linear ones, otherwise the
+    sound lower envelope and the chords of f (``envelope_direction``)."""
+    if isinstance(f, GaussianTradeoff):
+        return GaussianPair(f.mu)
+    if isinstance(f, LaplaceTradeoff):
+        return LaplacePair(f.eps)
+    if isinstance(f, FiniteLossTradeoff):
+        return FinitePair(curve_direction(f), None, "curve")
+    if isinstance(f, PiecewiseLinearTradeoff):
+        lo, qm, inf = knot_atoms(f.alphas, f.betas, True)
+        olo, oqm, oinf = knot_atoms(f.alphas, f.betas, False)
+        return FinitePair(FiniteDirection(lo, qm, inf, olo, oqm, oinf), None,
+                          "piecewise-linear curve")
+    return FinitePair(envelope_direction(f), None, "sampled curve")

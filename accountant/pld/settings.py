@@ -1,0 +1,80 @@
+"""Accuracy settings of the PLD: the target bracket width ``tol`` and the grid, tail and round-off budgets
+it sets. Their measured effect on the benchmark workloads is in docs/measurements/pld_grid_constants.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+from accountant.core.validation import check_real
+from accountant.pld.grid.law import TAIL_BUDGET
+
+#: Default target width (in epsilon) of the certified bracket, which sets the grid.
+DEFAULT_TOL = 3e-5
+#: Smallest tol accepted (the grid is also limited by MIN_H and MAX_POINTS).
+MIN_TOL = 1e-9
+#: Grid constant: h0 = sqrt(tol / (GRID_CONST steps)). The discretisation error of a composition
+#: of n steps grows like n h^2, so the bracket's width is a fixed fraction of tol.
+GRID_CONST = 1.5
+#: Narrowest and widest grid widths.
+MIN_H = 2e-6
+MAX_H = 0.05
+#: Most grid points of one mechanism's initial law (2^19 doubles: 4 MiB per array); a coarser
+#: grid is still sound, only looser.
+MAX_POINTS = 2 ** 19
+
+#: The screening law of a direction (``PLD.law(coarse=True)``) is on a grid 2^SCREEN_LEVELS
+#: coarser: an upper bound too (any pessimistic grid gives one), about 4^SCREEN_LEVELS times
+#: looser and far cheaper, used to rule out a direction that does not attain the maximum.
+SCREEN_LEVELS = 4
+
+#: Absolute charges a law may carry, by kind of law (precise or not): the Q-mass its tails cut
+#: may move (pessimistic: up, to +inf or to its top) or drop (optimistic), over the sources' cuts
+#: (split over the mechanisms) and the truncations of the compositions (``TAIL_BUDGET``), and the
+#: round-off of the FFT products done without slicing (``ROUNDOFF_BUDGET``). A cut changes delta
+#: by at most its mass, so the default laws serve deltas from DEFAULT_LAW_DELTA up (where the cuts
+#: cost at most PRECISE_RATIO of delta) and the precise laws the smaller ones.
+LAW_BUDGETS = {False: 1e-13, True: TAIL_BUDGET}
+#: A delta below 1/PRECISE_RATIO times the round-off charge of the default laws is computed on
+#: the precise laws (``PLD._precision``), whose FFT products take up to PRECISE_SLICES slices
+#: (3 otherwise), added only while a product's remainder bound exceeds its share of the budget.
+PRECISE_RATIO = 1e-4
+PRECISE_SLICES = 6
+DEFAULT_LAW_DELTA = 2.0 * LAW_BUDGETS[False] / PRECISE_RATIO
+
+#: The optimistic laws' grid is this much finer (nested: atoms stay on nodes) when their sources
+#: stay within MAX_POINTS: the optimistic construction (lowering below the tangents, convex hulls)
+#: errs more than connect-the-dots at equal h.
+OPTIMISTIC_REFINE = 2
+#: ``epsilon_bracket`` halves the optimistic grid up to this many more times while the bracket is
+#: wider than tol: a source that piles its mass within a few cells (a Poisson-subsampled one at a
+#: small rate) is lowered by O(h) times the cells' mass per copy until h is below the pile's
+#: width. It stops at the first halving that does not raise the lower end, and where the composed
+#: law would pass REFINED_MAX_POINTS points.
+OPTIMISTIC_MORE = 3
+REFINED_MAX_POINTS = 2 ** 20
+
+
+#: ``epsilon`` halves the pessimistic grid up to this many times where a small epsilon magnifies
+#: its error (``PLD._pessimistic_finer``; also within MAX_POINTS and REFINED_MAX_POINTS)
+PESSIMISTIC_MORE = 4
+
+
+def check_tol(tol: float) -> float:
+    """The accuracy parameter ``tol``: a real in [MIN_TOL, 1]."""
+    return check_real("tol", tol, low=MIN_TOL, high=1.0)
+
+
+def grid_width(steps: float, tol: float, span: float = 0.0) -> float:
+    """Width of the PLD grid for ``steps`` discretised steps at target bracket width ``tol``:
+    h0 = sqrt(tol / (GRID_CONST steps)) (the discretisation error grows like steps h^2), kept
+    within [MIN_H, MAX_H] and at least ``span`` / MAX_POINTS, so that no mechanism's initial law
+    (its support ``span`` wide) needs more than MAX_POINTS nodes. Any width gives sound bounds."""
+    h = math.sqrt(tol / (GRID_CONST * steps)) if steps > 0.0 else MAX_H
+    return max(min(max(h, MIN_H), MAX_H), span / MAX_POINTS)
+
+
+def max_coarsening(h: float) -> int:
+    """The most coarsening levels of laws on a grid of width h: a law is never coarsened beyond
+    MAX_H."""
+    return max(0, int(math.log2(MAX_H / h)))
