@@ -57,13 +57,10 @@ class PLD(Guarantee):
     chosen so that the discretisation error, about GRID_CONST * steps * h^2, is tol (Gaussian
     pairs, composed exactly first, count as one step; a mechanism whose atoms sit on the nodes
     counts for its continuous Q-mass); the lower bound's law is on a grid OPTIMISTIC_REFINE
-    times finer when its sources fit in MAX_POINTS. The width measured is 0.1-0.6x tol on the
-    benchmark workloads (W1-W5 at tol 1e-4, 3e-5, 1e-5) and shrinks when tol does (round-off is
-    kept far below it: ``_pldgrid._split_conv``). A small epsilon magnifies the grid's error
-    (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
-    (``_pessimistic_finer``). Poisson-subsampled Gaussians with q <= 1e-3 (epsilon 0.01-2.5 at
-    delta 1e-5, sigma 0.6-1, T 1e3-1e4) measured 0.24-0.83x tol wide. Cost grows like
-    1/sqrt(tol).
+    times finer when its sources fit in MAX_POINTS (round-off is kept far below tol by the FFT's
+    slicing). A small epsilon magnifies the grid's error (d eps / d(mu^2) of the mu-GDP curve
+    through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Cost grows like
+    1/sqrt(tol); the widths measured against tol are in the docs (measurements, accounting).
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -417,9 +414,9 @@ class PLD(Guarantee):
 
     def _optimistic_grid(self, finer: int, precise: bool = False) -> int:
         """How much finer than the pessimistic grid an optimistic law's is: OPTIMISTIC_REFINE when
-        the sources fit in MAX_POINTS with the precise laws' cuts (the widest; W4's do not: its
-        finer law peaked at 539 MB), then 2^finer more (``epsilon_bracket`` asks for them only
-        while the bracket is wider than tol) as far as they fit with the law's own cuts."""
+        the sources fit in MAX_POINTS with the precise laws' cuts (the widest), then 2^finer more
+        (``epsilon_bracket`` asks for them only while the bracket is wider than tol) as far as they fit with
+        the law's own cuts."""
         h = self._grid[0]
         if self._span * OPTIMISTIC_REFINE > MAX_POINTS * h:
             return 1

@@ -37,12 +37,10 @@ def deposit_atoms(h: float, j0: int, losses: FloatArray, qm: FloatArray, q: Floa
 
     A lag, not a charge on the profile: a move of E costs the profile about q E just below the
     atom, where the exact profile may be as small as the atom's own share q (l - eps). Charged
-    relatively at the nodes (the atom's share there is at least q (1 - e^{-h})), the bound failed
-    between them: a truncated discrete Gaussian (sigma 0.422, bound 7, sensitivity 3) x3 held its
-    atom at 143.144 1.1e-12 high (the atoms are on a lattice only to 1e-9 h), and its lower end
-    at delta 1e-10 lay 4e-14 above the exact epsilon, 7.4e-4 below the atom. A lag costs eps
-    itself, wherever it is read (``raw_delta``); charged to the slack instead, a few ulp per copy
-    made W2's delta 1e-15 unreachable."""
+    relatively at the nodes (the atom's share there is at least q (1 - e^{-h})), a bound would fail
+    between them, where the exact profile can be far smaller. A lag costs eps itself, wherever it
+    is read (``raw_delta``); charged to the absolute slack instead, it would add a few ulp per
+    copy and put the smallest deltas out of reach."""
     keep = qm > 0
     given, qm = losses[keep], qm[keep]
     losses = given - shift

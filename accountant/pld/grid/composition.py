@@ -12,10 +12,8 @@ from accountant.pld.grid.law import ROUNDOFF_BUDGET, TAIL_BUDGET, GridLaw
 
 #: Squarings before the first coarsening of a self-composition (``coarsening_level``). A law
 #: standing for m copies, coarsened to h, is used k/m times, and its connect-the-dots error is
-#: largest while the law is narrow and far from Gaussian: coarsening from m = 4 on (no delay) made
-#: most of the error on DP-SGD (W4, q = 0.004, sigma = 1.1, T = 1e5, at tol 3.5e-5: upper - truth
-#: 4.9e-5 with no delay, 2.5e-5 / 1.6e-5 / 1.1e-5 / 1.0e-5 / 8.7e-6 with 1 / 2 / 3 / 4 / 5;
-#: Laplace x100: 1.2e-5 -> 4.6e-7 with 4). A delay of 4 costs about 1.3x the time at equal tol.
+#: largest while the law is narrow and far from Gaussian, so coarsening waits 2^COARSEN_DELAY
+#: copies.
 COARSEN_DELAY = 4
 
 
@@ -25,8 +23,7 @@ def coarsening_level(steps: float, max_level: int) -> int:
     once coarsening starts (the law's spread grows like sqrt m) and each level's error, O(h^2)
     used k/m times, about the same as the steps' own. A copy whose atoms sit on the nodes counts
     for its continuous Q-mass only (``self_compose``'s ``weight``): its copies add little error,
-    and a coarsening would add far more (Laplace x100 on nodes, b = 10, at the default tol: upper
-    - truth 1.27e-5 coarsened once from 64 copies, 3.95e-6 by its 3.1 steps, in the same time)."""
+    and a coarsening would add far more."""
     if not steps >= 1.0:
         return 0
     return min(max(math.frexp(steps)[1] - 1 - COARSEN_DELAY, 0) // 2, max_level)

@@ -1,55 +1,6 @@
-"""Grid engine of the privacy-loss distribution (PLD) accountant.
-
-A privacy-loss law is held in the *Q-world*: the law of L = log(q/p) under Q on the grid
-{(offset + i) h}, plus a mass at L = +inf. Its privacy profile is
-
-    delta(eps) = Q(L = inf) + sum_i m_i (1 - e^{eps - l_i})_+.
-
-Two facts carry every soundness argument here [@koskela2020computing; @doroshenko2022connect]:
-
-1. For independent composition, delta_{A x C}(eps) = int delta_A(eps - l) dC(l). Hence if
-   delta_U >= delta_A for *all real* eps then delta_{U x C} >= delta_{A x C}, and likewise with
-   <=; bounds survive composition, and numerical errors bounded by a uniform ``slack`` on delta
-   add up (scaled by the other factor's total mass). FFT round-off enters the slack through a
-   worst-case normwise bound (``fft_conv``).
-2. delta is pointwise monotone in the loss: moving Q-mass up (to +inf in particular) can only
-   increase delta, dropping mass can only decrease it.
-3. Errors relative to the upper tails cost delta only relatively (``GridLaw.tail``). By Abel
-   summation, with w_i = (1 - e^{eps - l_i})_+ non-decreasing in l_i and in [0, 1], and E_i the
-   error's tail sum over positions >= l_i, sum_i e_i w_i = sum_i E_i (w_i - w_{i-1}); so
-   |E_i| <= t M_i (M the exact law's tail sums) gives |error of delta(eps)| <= t delta(eps). Such
-   errors survive composition: the tail of e * C at l is int E(l - x) dC(x), at most
-   t int M(l - x) dC(x) = t M_{A x C}(l). Sources whose tail functions are computed to a relative
-   accuracy (``ndtr``) err in this way, so k copies cost k t relative, not an absolute k 8u floor.
-4. A lower bound needs only a one-sided bound, and one on the profile: if a held law O~ has
-   delta_{O~}(eps) <= (1 + t) delta_A(eps) + s at every real eps (A the exact law it stands for;
-   at eps = -inf too, by the limit: |O~| <= (1 + t)|A| + s) and C >= 0 is any measure, then
-   delta_{O~ x C}(eps) = int delta_{O~}(eps - l) dC(l) <= (1 + t) delta_{A x C}(eps) + s |C|.
-   Applied twice, O~_1 x O~_2 is within t = (1 + t_1)(1 + t_2) - 1 and s = s_1 |O~_2| +
-   (1 + t_1) s_2 |A_1| (|A_1| <= 1) of A_1 x A_2, plus the product's round-off. Dropping mass, and
-   any re-discretisation whose profile lies below that of its input (the optimistic coarsening),
-   keep such a bound. So where a source's errors are relative to its node profiles (tails
-   computed to a relative accuracy, roundings of non-negative terms) k copies cost about k t
-   relative, not k s absolute (``GridLaw.rel`` of optimistic laws, ``optimistic_from_cells``).
-
-Pessimistic discretisation ("connect the dots" [@doroshenko2022connect]): the content of each grid
-cell (g_j, g_{j+1}] is split between its two end points so that its P- and Q-masses are kept; the
-split pair is a refinement of the true pair, so it dominates it, and its profile interpolates the
-true profile at the nodes (error O(h^2) per mechanism, not O(h) as with rounding up).
-
-Optimistic discretisation: in y = e^eps the profile is convex with slope -P(L > log y), so it lies
-above its tangent at the midpoint of each cell (read from the contents of the cell's two halves).
-Lowering each node value below the tangents of its two cells and taking the lower convex hull
-gives a profile with kinks on the grid only, below the truth everywhere: a grid PLD whose delta is
-a lower bound, with an O(h^2) error about half that of connect-the-dots on average. Any tangent
-of a cell will do, and so will any mix of the lowerings two tangents ask (the chord is linear in
-them): at the bottom of a support a cell mixes in the tangent at its lower node, so that no node
-is lowered below the profile's linear part (the hull would lower every node below it: a lost
-mass, paid by every composed copy). Computed contents: the lowerings are read from upper bounds
-of the halves' excess and deficit, and the node profiles' errors are charged relatively where
-the profile allows it (point 4, ``_plderror``, ``relative_split``).
-
-"""
+"""A grid law: the Q-law of the privacy loss on the nodes {(offset + i) h} plus a mass at +inf,
+with its error model (absolute slack, relative tail error, optimistic charges), and its profile
+delta(eps) read soundly. The facts every bound rests on are in ``accountant.pld.grid``."""
 
 from __future__ import annotations
 
@@ -75,10 +26,9 @@ EPS_EXT = float(np.finfo(np.longdouble).eps)
 TAIL_MASS = 1e-19
 
 
-#: Total delta (roughly) that truncations of repeated squaring may move to +inf, split by level
-#: (at 1e-11 it set the accuracy floor: ~1e-7 in epsilon on W1, and no tail below delta 1e-11; it
-#: is absolute, so it must stay ~1e-3 below the smallest delta read: 1e-15). The PLD accountant's
-#: default laws use a larger budget for larger deltas (``pld.LAW_BUDGETS``).
+#: Total delta (roughly) that truncations of repeated squaring may move to +inf, split by level:
+#: an absolute charge, so it stays far below the smallest delta read (1e-15). The PLD's default
+#: laws use a larger budget for larger deltas (``accountant.pld.settings.LAW_BUDGETS``).
 TAIL_BUDGET = 1e-19
 
 
@@ -86,17 +36,15 @@ TAIL_BUDGET = 1e-19
 SOURCE_TAIL = 1e-24
 
 
-#: Absolute round-off (delta) that plain FFTs may add to one composition, in all (it is a floor
-#: on the delta that can be certified, like TAIL_BUDGET; the PLD accountant's default laws use a
-#: larger one for larger deltas, ``pld.LAW_BUDGETS``). Products above their share are split
-#: (``_split_conv``).
+#: Absolute round-off (delta) that plain FFTs may add to one composition, in all (it is a floor on the delta
+#: that can be certified, like TAIL_BUDGET; the PLD accountant's default laws use a larger one for larger
+#: deltas, ``accountant.pld.settings.LAW_BUDGETS``). Products above their share are split (``_split_conv``).
 ROUNDOFF_BUDGET = 1e-19
 
 
 #: Longest convolution whose operands take a third slice when the remainder is above its budget
-#: (``_split_conv``; 1.4x the cost of two slices). It covers the first squaring of W4's source
-#: (5.9e5 points, used 5e4 times: its two-slice bound was most of W4's absolute slack, 2e-13,
-#: which made delta 1e-15 unreachable and cost 5e-2 in epsilon at 1e-12).
+#: (``convolve``'s slicing; about 1.4x the cost of two slices): long sources used many times would
+#: otherwise carry most of a law's absolute round-off slack.
 REFINE_MAX_POINTS = 2 ** 20
 
 
@@ -124,12 +72,11 @@ class GridLaw:
     inf: float
     slack: float
     pessimistic: bool
-    #: relative error bound: the exact masses m and the held ones satisfy |held - m| <= rel m + e
-    #: entrywise (atom included), where every tail sum of e is at most ``slack``:
-    #: |e([l, +inf])| <= slack at every l (|e|_1 <= slack implies it; a source's absolute charge,
-    #: max_j TB_j of ``_plderror``, is only of this form). That is all the bounds need: delta errs
-    #: by at most slack (Abel summation), and a convolution's e_a * b~ with b~ >= 0 has tail sums
-    #: at most slack_a |b~|_1.
+    #: relative error bound: the exact masses m and the held ones satisfy |held - m| <= rel m + e entrywise
+    #: (atom included), where every tail sum of e is at most ``slack``: |e([l, +inf])| <= slack at every l
+    #: (|e|_1 <= slack implies it; a source's absolute charge, max_j TB_j of ``accountant.pld.laws.errors``,
+    #: is only of this form). That is all the bounds need: delta errs by at most slack (Abel summation), and
+    #: a convolution's e_a * b~ with b~ >= 0 has tail sums at most slack_a |b~|_1.
     rel: float = 0.0
     #: the grid is {shift + (offset + i) h}: a finite mechanism's top loss is put on a node
     shift: float = 0.0

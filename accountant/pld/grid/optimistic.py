@@ -95,7 +95,7 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     # its two cells puts the chord of every cell below that cell's tangent, hence below D; the
     # error is O(h^2), a quarter of a lowering by the whole cell's excess.
     # The lowerings are read from upper bounds of the halves' excess and deficit (``bounds``):
-    # computed contents err by u times the tails, not u times the cell (``_plderror``).
+    # computed contents err by u times the tails, not u times the cell (``accountant.pld.laws.errors``).
     t_mid = math.tanh(0.5 * hf) * mid
     below_lo = xf_up[0::2] + t_mid
     below_hi = def_up[1::2] + t_mid

@@ -8,7 +8,7 @@ The split. Connect-the-dots [@doroshenko2022connect] sends b = x / (1 - e^{-h}) 
 x = int_cell (1 - e^{g - l}) dQ(l) = q - e^g p. Computed as that difference, x cancels: its error
 is u times the tail at the node, not u x, and dividing by 1 - e^{-h} ~ h amplifies it (measured
 on DP-SGD sources at h 1.4e-5: 1.9e-5 relative to b; worst case about 1e-13 on delta per source).
-Any b' >= b is sound instead (moving Q-mass up only raises delta, point 2 of ``_pldgrid``), so the
+Any b' >= b is sound instead (moving Q-mass up only raises delta, point 2 of ``accountant.pld.grid``), so the
 split used is an *upper bound* of b with no cancellation (``up_share``): where the density f of L
 under Q has (log f)' <= A on the cell, the cell's conditional law is dominated in likelihood
 ratio, hence stochastically, by the law of density proportional to e^{A t} on the cell, and
@@ -29,13 +29,13 @@ argument rounding included); b~_{j-1} = min(q~ beta, q~) errs by at most the cel
 bound TB_j on |M~_j - M_j| is computed entry by entry, and the source's tail coefficient is
 t = max_j TB_j / (M~_j - TB_j), capped at ``TAIL_CAP``; where a node exceeds t M_j, the excess
 X_j goes to the absolute slack: clamping the error's tail sums to +-X_j leaves a measure of l1 norm
-at most 2 sum_j X_j [module docstring of ``_pldgrid``, point 3]. The absolute charge kept as the
+at most 2 sum_j X_j [``accountant.pld.grid`` docstring, point 3]. The absolute charge kept as the
 fallback is max_j TB_j: by Abel summation an error whose tail sums are at most E in modulus moves
 delta(eps) by at most E, at every eps.
 
 The optimistic law reads the contents of half cells: its profile at the nodes is that of the
 connect-the-dots masses of the contents, lowered by amounts read from single half cells
-(``_pldgrid``). Both err, and by u times the tails, not u times the cells: the node profiles
+(``accountant.pld.grid.law``). Both err, and by u times the tails, not u times the cells: the node profiles
 telescope to sq~_j - e^{g_j} sp~_j plus computable complement defects (``optimistic_node_error``;
 for a subsampled pair the base's errors cancel in that difference but for a factor r), and the
 lowerings are taken from upper bounds of each half's excess and deficit, by the slope bounds
@@ -43,7 +43,7 @@ lowerings are taken from upper bounds of each half's excess and deficit, by the 
 The node errors are bounded node by node: they are relative to the tails, which are relative
 to the node profile up to the profile's cancellation (Q(L > g) against e^g P(L > g)), so the
 construction charges them relatively to the profile where it is at least OPT_REL_REF and
-absolutely below (``_pldgrid.relative_split``; ``_pldgrid`` point 4: k copies then cost k t
+absolutely below (``relative_split``; ``accountant.pld.grid`` point 4: k copies then cost k t
 relative on delta, where an absolute charge per node cost k times its maximum).
 
 """
@@ -168,7 +168,7 @@ def up_share(slope: FloatArray, h: float) -> FloatArray:
 def deficit_share(slope: FloatArray, w: float) -> FloatArray:
     """Upper bound of E[e^{w - t}] - 1 for the position t in (0, w) of the Q-mass of a half cell
     of width w on which (log f)' >= ``slope``: the cell's upper deficit e^w pn - q per unit q,
-    the amount by which the optimistic construction lowers the node above (``_pldgrid``). The
+    the amount by which the optimistic construction lowers the node above (``accountant.pld.grid.law``). The
     conditional law dominates, in likelihood ratio, hence stochastically, the law of density
     proportional to e^{a t} on (0, w), and e^{w - t} decreases, so the share is at most
     e^{w - D} - 1 with D = log M(a) - log M(a - 1) as in ``up_share``, taken from below (midpoint
@@ -313,7 +313,7 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
     (a bound on |sq~ - e^g sp~ - D| at the nodes, the direction's ``profile_error``, where the
     tails' errors may cancel), the computed K's, and the roundings: of the differences (round_q,
     round_p), of e^g p (weights e^{g_j - g_c} <= 1), the clips' moves ``moved`` and x's
-    subtraction (u q). The lowerings are bounded separately (``_pldgrid``). Also returned: a
+    subtraction (u q). The lowerings are bounded separately (``accountant.pld.grid.law``). Also returned: a
     bound of the cells' total Q-mass minus Q(L > g_0), the same telescoped sum's Q part at j = 0
     (the profile at y = e^eps = 0), with ``q_tail_error`` the error bound of sq~_0 (the
     direction's own, ``tail_errors``: near 1 it is far below the generic one). The construction

@@ -57,7 +57,7 @@ class FiniteDirection(LossDirection):
             # q (1 - e^{-t}) (numpy's expm1, LIBM_REL; the product and the sums, (n + 1) u/2),
             # the split adds expm1's ulp and the quotient's u/2, the masses 3 u/2: an error
             # relative to the tail sums below LIBM_REL + (n + 4) u + mass_rtol per atom count n
-            # (u = MACHINE_EPSILON) [``_pldgrid`` module docstring, point 3]
+            # (u = MACHINE_EPSILON) [``accountant.pld.grid`` docstring, point 3]
             law = from_atoms(h, self.losses, self.q, inf=self.inf, q_above=self.extra_pess_inf,
                              pessimistic=True, slack=0.0, shift=_top_shift(self.losses, self.q, h))
             return replace(law, tail=law.tail + (LIBM_REL + (self.q.size + 4) * MACHINE_EPSILON
@@ -121,8 +121,7 @@ def finite_direction(losses: ArrayLike, q: ArrayLike, inf: float = 0.0,
 
 def curve_direction(f: FiniteLossTradeoff, opt_inf: float | None = None) -> FiniteDirection:
     """The finite pair of a finite curve with its declared errors: the losses' ``loss_atol`` and
-    the masses' ``mass_rtol``, or MASS_RTOL where the curve declares less (the discrete Laplace
-    and k-ary randomized response pairs once dropped theirs: 3 u shift / b and 10 MACHINE_EPSILON)."""
+    the masses' ``mass_rtol``, or MASS_RTOL where the curve declares less."""
     return finite_direction(f.losses, f.q_masses, f.q_inf, f.p_ninf, f.loss_atol,
                             mass_rtol=max(f.mass_rtol, MASS_RTOL), opt_inf=opt_inf)
 

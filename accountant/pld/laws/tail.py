@@ -39,7 +39,7 @@ def z_of_tail(tail: float) -> float:
 class TailDirection(LossDirection):
     """A pair given by the tails of L under Q and P: (Q(L<=g), Q(L>g), P(L<=g), P(L>g)), their
     accuracy, and optionally bounds of the log-density slope of L under Q (``slope_bounds``),
-    which give the pessimistic split without cancellation (``_plderror``)."""
+    which give the pessimistic split without cancellation (``accountant.pld.laws.errors``)."""
 
     q_inf: float = 0.0
     #: whether ``support`` is exact (no finite mass above its top, whatever the tail): the
@@ -152,7 +152,7 @@ class TailDirection(LossDirection):
                            pn: FloatArray, x: FloatArray,
                            errors: CellErrors) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Upper bounds of each cell's exact q, excess x and upper deficit e^w pn - q, the
-        contents from which the optimistic construction reads its lowerings (``_pldgrid``): the
+        contents from which the optimistic construction reads its lowerings (``accountant.pld.grid.law``): the
         computed values rounded up by their error bounds (tight where a cell's mass is large
         against the tail) or, when declared, the slope bounds' shares of q's bound (no
         cancellation; ``up_share``, ``deficit_share``), whichever is smaller."""
@@ -177,10 +177,10 @@ class TailDirection(LossDirection):
     def _split_up(self, g: FloatArray, dg: FloatArray, h: float, q: FloatArray, x: FloatArray,
                   dx: FloatArray) -> FloatArray:
         """x' with min(x' / (1 - e^{-h}), q) at least connect-the-dots' exact split b of each
-        cell (g within dg of the exact nodes; ``_plderror``): the smaller of two upper bounds,
-        x as differenced rounded up by its error bound dx (tight where the cell's mass is large
-        against the tail) and, when declared, the slope bounds' (tight where the density is
-        smooth on the scale of h); both are divided by c_h in ``from_cells`` (8 u covers it)."""
+        cell (g within dg of the exact nodes; ``accountant.pld.laws.errors``): the smaller of two upper
+        bounds, x as differenced rounded up by its error bound dx (tight where the cell's mass is large
+        against the tail) and, when declared, the slope bounds' (tight where the density is smooth on the
+        scale of h); both are divided by c_h in ``from_cells`` (8 u covers it)."""
         c_h = -math.expm1(-h)
         up = x + dx + 8.0 * MACHINE_EPSILON * q * c_h
         slopes = self.slope_bounds(g, dg)
