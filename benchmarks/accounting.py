@@ -21,7 +21,7 @@ dp_accounting (PLD at its default grid, and RDP), prv_accountant (eps_error 0.01
 Seconds are the median of ``--repeats`` runs; ratios are dpcert / anchor, measured in this run
 (t_up/t for the upper bound alone, t_br/t for the bracket).
 
-    python benchmarks/accounting.py [--repeats 5] [--skip-autodp] [--skip-tails] [--clock cpu]
+    python -m benchmarks.accounting [--repeats 5] [--skip-autodp] [--skip-tails] [--clock cpu]
 """
 
 from __future__ import annotations
@@ -30,17 +30,13 @@ import argparse
 import math
 import signal
 import statistics
-import sys
 import time
 import tracemalloc
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from types import FrameType
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accountant import GDP, PLD, PureDP, compose, subsample
 

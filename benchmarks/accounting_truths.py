@@ -19,7 +19,7 @@ relative error ~1e-16 costs ~T 1e-16 relative on delta). Checked against the iss
 delta 1e-5 / 1e-6: W3 1.8282367 (1.82823667), 6.1877124 (6.18771239), W4 6.7326941 (6.73269405),
 W5 21.5585364 (21.55853638). None of this shares code with ``accountant``.
 
-    python benchmarks/accounting_truths.py [--check] [--only W3,W5]   # the TAIL_TRUTHS table
+    python -m benchmarks.accounting_truths [--check] [--only W3,W5]   # the TAIL_TRUTHS table
 """
 
 from __future__ import annotations
@@ -28,17 +28,13 @@ import argparse
 import functools
 import itertools
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import mpmath
 from mpmath import mp, mpc, mpf
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from references import GaussianRef, epsilon_exact
+from tests.support.references import GaussianRef, epsilon_exact
 
 LogMgf = Callable[[mpc], mpc]
 
@@ -396,7 +392,6 @@ SUBSAMPLED = {"W3 DP-SGD T=1e3": (0.01, 1.0, 1000), "W3 DP-SGD T=1e4": (0.01, 1.
 
 
 def main() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from accounting import WORKLOADS, dpcert_pld
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)

@@ -1,6 +1,6 @@
 """Benchmark: audit correct and deliberately buggy mechanisms; print verdicts and lower bounds.
 
-Run ``python benchmarks/audit.py [--samples N] [--seeds K] [--sections ...]``. Each case has a known
+Run ``python -m benchmarks.audit [--samples N] [--seeds K] [--sections ...]``. Each case has a known
 verdict; the table shows, per case, the verdict, epsilon_lower (mu_lower for GDP claims) against the
 true value, samples per input and seconds. Sections: the benchmark cases; structured outputs (None,
 lists, dicts, strings, refusals; the adaptive search against random pairs and StatDP patterns);
@@ -15,12 +15,9 @@ import argparse
 import math
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from accountant import GDP, RDP, ZCDP, Guarantee, PureDP
 from verify import audit

@@ -1,6 +1,6 @@
 """Benchmark: the adaptive neighbour search, hill climbing against the DP-Finder-style surrogate.
 
-Run ``python benchmarks/audit_search.py [--samples N] [--seeds K] [--budget B]`` (or the ``search``
+Run ``python -m benchmarks.audit_search [--samples N] [--seeds K] [--budget B]`` (or the ``search``
 section of ``benchmarks/audit.py``). Each buggy structured case is audited with
 ``AdaptiveSearch(..., method="climb")`` and ``method="surrogate"`` at the same budget of
 estimates, so both draw the same number of samples (the ``samples`` column: exploration, selection
@@ -16,12 +16,9 @@ import math
 import sys
 import time
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from accountant import PureDP
 from mechanisms import Domain

@@ -1,6 +1,6 @@
 """Benchmark: Figure 3 of Aliakbarpour et al. (BCDP mean estimation, Appendix B.1), reproduced.
 
-Run ``python benchmarks/bcdp.py [--trials 1000] [--n 10000] [--seed 0]``. d = 10,
+Run ``python -m benchmarks.bcdp [--trials 1000] [--n 10000] [--seed 0]``. d = 10,
 delta = (0.2, 0.2, 2, ..., 2), eps = 2; records are +-1 vectors drawn from the prior of eqs. (59)-(60)
 (all coordinates equal to one fair bit with probability q, else independent fair bits), for q in
 {0, 0.1, ..., 1}. Per trial and per method: the squared L2 error of the mean of the n released
@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from accountant import BCDP, implies
 from mechanisms.local import BCDPMean

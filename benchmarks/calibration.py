@@ -4,7 +4,7 @@ For each workload, the certified noise multiplier (accountant.dpsgd_noise_multip
 time, the sound epsilon it reaches (fine PLD grid) and the PLD *lower* bound on epsilon at a
 noise multiplier 0.5% smaller (above the target: the answer is provably within 0.5%). Wall and
 CPU seconds are both printed: on a shared machine the wall time is the CPU time times the load.
-Usage: python benchmarks/calibration.py [--quick]
+Usage: python -m benchmarks.calibration [--quick]
 """
 
 from __future__ import annotations

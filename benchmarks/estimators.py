@@ -1,6 +1,6 @@
 """Benchmark: RMSE of dpcert's private estimators against diffprivlib and OpenDP at the same budget.
 
-Run ``python benchmarks/estimators.py [--trials 200] [--n 1000 10000 100000]``. Data: N(0, 1),
+Run ``python -m benchmarks.estimators [--trials 200] [--n 1000 10000 100000]``. Data: N(0, 1),
 Student t with 3 degrees of freedom, and the 5%-contaminated normal 0.95 N(0, 1) + 0.05 N(10, 1); the
 target is the population value of the sampling distribution. Budget: eps = 1 (pure-DP estimators and
 all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
@@ -22,13 +22,10 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from accountant import PureDP
 from mechanisms import BOTTOM, Domain, Laplace, Mean

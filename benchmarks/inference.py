@@ -17,7 +17,7 @@ Data: y = x^T beta + u, x = (1, z), z ~ N(0, I_{p-1}), u ~ N(0, 1), beta_j = (-1
 y ~ N(0.5, 1). Start theta_0 = 0; K by ``default_iterations``; GD step 1.5/Bbar, Newton step 1.
 Replications are vectorised in chunks (``--chunk``). Run with ``nice -n 10``.
 
-    python benchmarks/inference.py [--reps 1000] [--only coverage|compare|dpsgd] [--quick]
+    python -m benchmarks.inference [--reps 1000] [--only coverage|compare|dpsgd] [--quick]
 """
 
 from __future__ import annotations

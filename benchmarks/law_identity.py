@@ -12,8 +12,8 @@ subsampled Gaussians (q in {1e-3, 0.1, 0.5}, sigma in {0.6, 2}, T in {1, 7, 1000
 binary and 3-ary randomized response, a Gaussian mixture (a record sampled up to twice) and a
 subsampled Laplace. ``--quick`` leaves out W4 and the tol 1e-6 rows (about 40% of the time).
 
-    python benchmarks/law_identity.py dump OUT.pkl [--quick] [--tree DIR]
-    python benchmarks/law_identity.py compare A.pkl B.pkl
+    python -m benchmarks.law_identity dump OUT.pkl [--quick] [--tree DIR]
+    python -m benchmarks.law_identity compare A.pkl B.pkl
 
 Exit status of ``compare``: 0 when every field of every law is identical, 1 otherwise.
 """
@@ -36,7 +36,7 @@ Key = tuple[str, str, bool, bool, bool]
 
 
 def compositions(quick: bool) -> list[tuple[str, Callable[[], Any]]]:
-    from accounting import WORKLOADS, dpcert_pld
+    from benchmarks.accounting import WORKLOADS, dpcert_pld
 
     from accountant import GDP, PLD, compose, subsample
     from accountant.pld.models.mixture import MixtureGaussianPair
@@ -71,7 +71,7 @@ def compositions(quick: bool) -> list[tuple[str, Callable[[], Any]]]:
 
 
 def dump(path: str, quick: bool, tree: Path) -> None:
-    sys.path[:0] = [str(tree), str(tree / "benchmarks")]
+    sys.path[:0] = [str(tree)]
     import accountant
 
     print(f"code: {Path(accountant.__file__).parent}")

@@ -1,7 +1,7 @@
 """Per-epoch ledger: 100 DP-SGD epochs recorded one by one, spent epsilon read after each.
 
 Incremental (the Ledger: one convolution per epoch) against recomposing everything from scratch
-after each epoch (what the ledger did before). Usage: python benchmarks/ledger.py [EPOCHS]
+after each epoch (what the ledger did before). Usage: python -m benchmarks.ledger [EPOCHS]
 """
 
 from __future__ import annotations

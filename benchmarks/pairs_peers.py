@@ -14,25 +14,30 @@ step (``references.GaussianMixtureRef``), exact enumeration of composed finite p
 (value_discretization_interval 1e-4). Its mixture of Gaussians took ~7 minutes per row on the
 shared 2-core machine, so it runs only with ``--mixture-anchor``. Seconds are wall-clock.
 
-    python benchmarks/pairs_peers.py [--mixture-anchor]
+    python -m benchmarks.pairs_peers [--mixture-anchor]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
 
-from mpmath import mpf  # noqa: E402
-from references import (  # noqa: E402
+from mpmath import mpf
+
+from accountant import (
+    GDP,
+    PLD,
+    MixtureGaussianPair,
+    TruncatedDiscreteGaussianPair,
+    subsample,
+)
+from tests.support.references import (
     ONE,
     ZERO,
     GaussianMixtureRef,
@@ -41,14 +46,6 @@ from references import (  # noqa: E402
     mpf_of,
     subsample_pair,
     truncated_discrete_gaussian,
-)
-
-from accountant import (  # noqa: E402
-    GDP,
-    PLD,
-    MixtureGaussianPair,
-    TruncatedDiscreteGaussianPair,
-    subsample,
 )
 
 try:

@@ -8,7 +8,7 @@
 3. k-ary randomized response: the exact Renyi divergence (``to_rdp`` of its declared f-DP) against the
    pure-DP (binary) bound.
 
-    python benchmarks/rdp_orders.py [--quick]
+    python -m benchmarks.rdp_orders [--quick]
 
 Opacus's ``accountants/analysis/rdp.py`` needs only numpy and scipy; it is loaded by file when the
 ``opacus`` package is on the path but torch is not (``pip install --no-deps opacus``).
@@ -19,12 +19,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
-import sys
 import time
 from pathlib import Path
 from types import ModuleType
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from accountant import (
     BoundedRange,

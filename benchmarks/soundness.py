@@ -2,7 +2,7 @@
 
 Every workload is a Python expression over ``accountant``'s public names (it is also the
 reproducer: the guarantee under test is built by evaluating it) and a reference from
-``benchmarks/references.py`` (mpmath at 50 digits: closed forms, exact enumeration, or quadrature;
+``tests/support/references.py`` (mpmath at 50 digits: closed forms, exact enumeration, or quadrature;
 never the code under test). For each workload we query
 
 - ``g.delta(eps)`` at a few eps (0 to 50; on references with atoms, the pmf, rr, approxdp,
@@ -25,7 +25,7 @@ column "max" is the loosest, "min" the most optimistic: negative = under-report)
 absolute, ours - true, over finite pairs (true eps by exact inversion or bisection to 1e-14;
 omitted for quadrature references).
 
-    python benchmarks/soundness.py [--n 1.0] [--seed 0] [--family rr,gdp] [--quick] [--jobs 2]
+    python -m benchmarks.soundness [--n 1.0] [--seed 0] [--family rr,gdp] [--quick] [--jobs 2]
 
 Exit status: 0 when no under-report, lower-bound violation or crash; 1 otherwise.
 """
@@ -50,10 +50,9 @@ import numpy as np
 from mpmath import mpf
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
 
-from references import (  # noqa: E402
+import accountant
+from tests.support.references import (
     ONE,
     ZERO,
     ComposedRef,
@@ -73,8 +72,6 @@ from references import (  # noqa: E402
     subsample_steps,
     truncated_discrete_gaussian,
 )
-
-import accountant  # noqa: E402
 
 #: namespace the reproducers are evaluated in
 NS: dict[str, Any] = {name: getattr(accountant, name) for name in accountant.__all__}

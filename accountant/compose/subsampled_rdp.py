@@ -1,4 +1,4 @@
-"""Renyi DP of the Poisson-subsampled Gaussian [@mironov2019renyi]: exact integer orders, certified
+"""Renyi DP of the Poisson-subsampled Gaussian [@mironov2019sampled]: exact integer orders, certified
 series at fractional orders, and its KL divergence.
 """
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -18,10 +17,7 @@ from mpmath import mpf
 from accountant import PLD, GaussianPair, MixtureGaussianPair, div_up, subsampled_gaussian
 from accountant.core.rounding import div_down
 from accountant.pld.models.mixture import MixtureDirection
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-from references import GaussianMixtureRef, LaplaceRef
+from tests.support.references import GaussianMixtureRef, LaplaceRef
 
 positive = st.floats(1e-300, 1e300, allow_nan=False, allow_infinity=False)
 

@@ -24,7 +24,7 @@ from mechanisms.estimators import (
     order_statistic_local_sensitivity,
     smooth_sensitivity,
 )
-from tests.estimator_helpers import encoded
+from tests.support.estimators import encoded
 
 # ------------------------------------------------------------------------- smooth sensitivity
 

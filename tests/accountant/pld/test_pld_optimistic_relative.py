@@ -22,8 +22,8 @@ from accountant.pld.grid.law import GridLaw
 from accountant.pld.laws.subsampled import SubsampledTailDirection
 from accountant.pld.laws.tail import TailDirection
 from accountant.pld.models.gaussian import GaussianDirection
-from tests.test_libm_error import libm_off
-from tests.test_pld_optimistic import (
+from tests.support.libm import libm_off
+from tests.support.tails import (
     PerturbedGaussian,
     assert_tail_errors_hold,
     exact_profile,

@@ -1,7 +1,7 @@
 """A seeded subset of the soundness campaign (issue 8; ``benchmarks/soundness.py``).
 
 Every family of the campaign runs a few dozen random workloads against its independent reference
-(mpmath closed forms, exact enumeration, quadrature; ``benchmarks/references.py``) through the
+(mpmath closed forms, exact enumeration, quadrature; ``tests/support/references.py``) through the
 campaign's own checker, and must show zero under-reports, zero lower bounds above the truth and
 zero crashes. The references themselves are checked against second, independent computations.
 """
@@ -9,17 +9,13 @@ zero crashes. The references themselves are checked against second, independent 
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import mpmath
 import pytest
 from mpmath import mpf
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import references as R
-import soundness as S
+from benchmarks import soundness as S
+from tests.support import references as R
 
 SEED = 20261123
 

@@ -30,7 +30,7 @@ from mechanisms.estimators import (
     trimmed_mean_aggregator,
 )
 from mechanisms.estimators.stability import trimmed_mean
-from tests.estimator_helpers import drop_one_half, encoded, median_block
+from tests.support.estimators import drop_one_half, encoded, median_block
 
 GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 

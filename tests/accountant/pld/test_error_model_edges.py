@@ -25,7 +25,7 @@ from accountant.pld.grid.cells import Cells, ContentErrors, node_values
 from accountant.pld.grid.coarsen import coarsen
 from accountant.pld.grid.law import GridLaw
 from accountant.pld.laws.errors import TAIL_CAP, tail_split
-from tests.test_libm_error import libm_off
+from tests.support.libm import libm_off
 
 mpf = mpmath.mpf
 

@@ -9,7 +9,6 @@ Goldens are mpmath computations from each model's definition."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import mpmath
 import numpy as np
@@ -25,23 +24,19 @@ from accountant.pld.laws.tail import TailDirection
 from accountant.pld.models.gaussian import GaussianDirection
 from accountant.pld.models.laplace import LaplaceDirection
 from accountant.pld.models.mixture import MixtureDirection
-from tests.test_pld_split import model_tails
+from tests.support.tails import (
+    PerturbedGaussian,
+    assert_tail_errors_hold,
+    exact_profile,
+    model_tails,
+    nodes_of,
+    sample_points,
+)
 
 mpf = mpmath.mpf
 U = 2.0 ** -53
 
 
-def exact_profile(d: TailDirection, eps: float) -> mpmath.mpf:
-    """Q(L > eps) - e^eps P(L > eps) + atoms, in mpmath (40 digits); at least 0 (above the
-    support mpmath's stand-in for a base loss of -inf leaves a tiny negative value)."""
-    sq, sp, _, _ = model_tails(d)
-    with mpmath.workdps(40):
-        e = mpf(eps)
-        out = sq(e) - mpmath.exp(e) * sp(e) + mpf(d.q_inf)
-        losses, qm = d.point_masses()
-        for l_, m in zip(losses.tolist(), qm.tolist(), strict=True):
-            out += mpf(m) * max(mpf(0), -mpmath.expm1(e - mpf(l_)))
-        return max(out, mpf(0))
 
 
 def check_below(law: GridLaw, d: TailDirection, points: np.ndarray) -> None:
@@ -51,10 +46,6 @@ def check_below(law: GridLaw, d: TailDirection, points: np.ndarray) -> None:
         assert got <= exact, (d, eps, got, float(exact), law.slack)
 
 
-def sample_points(law: GridLaw, rng: np.random.Generator, n: int) -> np.ndarray:
-    """Nodes and midpoints of cells (where the lowerings are tightest), across the support."""
-    j = rng.integers(0, law.masses.size, n)
-    return np.asarray(law.shift + (law.offset + j + rng.choice([0.0, 0.5], n)) * law.h)
 
 
 # ============================ the deficit share of the tilted law ================================
@@ -109,12 +100,6 @@ def test_ndtr_own_value_accuracy_covers_scipy() -> None:
             assert abs(mpmath.mpf(float(vi)) - exact) <= bi * float(vi), zi
 
 
-def nodes_of(d: TailDirection, h: float, rng: np.random.Generator, n: int) -> np.ndarray:
-    lo, hi = d.support(1e-24)
-    j0, j1 = math.floor(lo / h) - 1, math.ceil(hi / h) + 1
-    j = np.unique(np.concatenate([np.arange(j0, j0 + 6), np.arange(j1 - 3, j1 + 1),
-                                  rng.integers(j0, j1 + 1, n)]))
-    return j.astype(np.float64)
 
 
 @settings(max_examples=15, deadline=None)
@@ -127,18 +112,6 @@ def test_gaussian_tail_errors_hold(mu: float, log_h: float, seed: int) -> None:
     assert_tail_errors_hold(d, h, nodes_of(d, h, np.random.default_rng(seed), 60))
 
 
-def assert_tail_errors_hold(d: TailDirection, h: float, j: np.ndarray) -> None:
-    """Each of the four tails computed at the nodes j h is within its ``tail_errors`` bound of
-    the exact tail (mpmath, 40 digits) at the exact node."""
-    g = j * h
-    tails = d.tails(g)
-    errs = d.tail_errors(g, product_error(j, h), tails)
-    sq, sp, fq, fp = model_tails(d)
-    with mpmath.workdps(40):
-        for i in range(g.size):
-            e = mpf(int(j[i])) * mpf(h)
-            for t, err, exact in zip(tails, errs, (fq(e), sq(e), fp(e), sp(e)), strict=True):
-                assert abs(mpf(float(t[i])) - exact) <= err[i], (h, j[i], float(exact), err[i])
 
 
 def test_tail_errors_of_selected_tails_are_those_of_all_four() -> None:
@@ -230,29 +203,6 @@ def test_dpsgd_profile_error_is_that_of_one_mixed_tail() -> None:
 # ============================ the optimistic source below the truth ==============================
 
 
-@dataclass(frozen=True)
-class PerturbedGaussian(GaussianDirection):
-    """A Gaussian direction whose tails are moved by up to ``rel`` of themselves, in the
-    directions that raise the node profiles (upper Q-tails and lower P-tails up, the others
-    down), and which declares that accuracy: its optimistic law must still lie below the truth."""
-
-    rel: float = 1e-11
-
-    def tails(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        fq, sq, fp, sp = super().tails(g)
-        # uneven moves, so cells err differently (a tail at an infinite argument is exact)
-        wave = np.where(np.isfinite(g), 0.5 + 0.5 * np.cos(np.where(np.isfinite(g), g, 0.0) * 7.0),
-                        0.0)
-        up, down = 1.0 + self.rel * wave, 1.0 - self.rel * wave
-        return fq * down, sq * up, fp * up, sp * down
-
-    def tail_accuracy(self, g: np.ndarray, dg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rel, ab = super().tail_accuracy(g, dg)
-        return rel + 1.01 * self.rel, ab
-
-    def tail_errors(self, g: np.ndarray, dg: np.ndarray, tails: tuple[np.ndarray, ...],
-                    which: tuple[int, ...] = (0, 1, 2, 3)) -> tuple[np.ndarray, ...]:
-        return TailDirection.tail_errors(self, g, dg, tails, which)
 
 
 @settings(max_examples=12, deadline=None)

@@ -7,7 +7,6 @@ connect-the-dots law. Goldens are mpmath computations from each model's definiti
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import mpmath
 import numpy as np
@@ -21,9 +20,10 @@ from accountant.pld.laws.tail import TailDirection
 from accountant.pld.models.gaussian import GaussianDirection
 from accountant.pld.models.laplace import LaplaceDirection
 from accountant.pld.models.mixture import MixtureDirection
+from tests.support.tails import model_tails
 
 mpf = mpmath.mpf
-Tail = Callable[[mpmath.mpf], mpmath.mpf]
+
 
 
 # ============================ mpmath references ==================================================
@@ -40,79 +40,10 @@ def tilted_share(a: float, h: float) -> mpmath.mpf:
         return (1 - m(a_ - 1) / m(a_)) / -mpmath.expm1(-h_)
 
 
-def model_tails(d: TailDirection) -> tuple[Tail, Tail, Tail, Tail]:
-    """(Q(L > l), P(L > l), Q(L <= l), P(L <= l)) of the continuous part of a direction, in
-    mpmath, from the model (each tail directly where it may be tiny: no complements)."""
-    if isinstance(d, GaussianDirection):
-        mu = mpf(d.mu)
-        return (lambda l_: mpmath.ncdf(-(l_ / mu - mu / 2)),
-                lambda l_: mpmath.ncdf(-(l_ / mu + mu / 2)),
-                lambda l_: mpmath.ncdf(l_ / mu - mu / 2),
-                lambda l_: mpmath.ncdf(l_ / mu + mu / 2))
-    if isinstance(d, LaplaceDirection):
-        e = mpf(d.eps)
-
-        def clip(l_: mpmath.mpf) -> mpmath.mpf:
-            return min(max(l_, -e), e)
-
-        return (lambda l_: -mpmath.expm1(-(e - clip(l_)) / 2) / 2,
-                lambda l_: mpmath.exp(-e) * mpmath.expm1((e - clip(l_)) / 2) / 2,
-                lambda l_: mpmath.exp(-(e - clip(l_)) / 2) * -mpmath.expm1(-(e + clip(l_)) / 2) / 2,
-                lambda l_: -mpmath.expm1(-(e + clip(l_)) / 2) / 2)
-    if isinstance(d, SubsampledTailDirection):
-        bq, bp, bfq, bfp = model_tails(d.base)
-        r = mpf(d.rate)
-
-        def base_loss(v: mpmath.mpf) -> mpmath.mpf:
-            return mpmath.log((mpmath.expm1(v) + r) / r) if v > mpmath.log1p(-r) else mpf(-1e9)
-
-        if d.direction == "remove":
-            return (lambda v: (1 - r) * bp(base_loss(v)) + r * bq(base_loss(v)),
-                    lambda v: bp(base_loss(v)),
-                    lambda v: (1 - r) * bfp(base_loss(v)) + r * bfq(base_loss(v)),
-                    lambda v: bfp(base_loss(v)))
-        # L' = -phi(l) > v  <=>  l < phi^{-1}(-v), under P (Q' = P, P' = the mixture)
-        return (lambda v: bfp(base_loss(-v)),
-                lambda v: (1 - r) * bfp(base_loss(-v)) + r * bfq(base_loss(-v)),
-                lambda v: bp(base_loss(-v)),
-                lambda v: (1 - r) * bp(base_loss(-v)) + r * bq(base_loss(-v)))
-    if isinstance(d, SymmetricTailDirection):
-        bq, bp, _, _ = model_tails(d.base)
-        sq0, sp0 = bq(mpf(0)), bp(mpf(0))
-
-        def sq(l_: mpmath.mpf) -> mpmath.mpf:
-            return bq(l_) if l_ >= 0 else sq0 + sp0 - bp(-l_)
-
-        def sp(l_: mpmath.mpf) -> mpmath.mpf:
-            return bp(l_) if l_ >= 0 else sp0 + sq0 - bq(-l_)
-
-        return (sq, sp, lambda l_: sq(mpf(-1e9)) - sq(l_), lambda l_: sp(mpf(-1e9)) - sp(l_))
-    assert isinstance(d, MixtureDirection)
-
-    def side(means: tuple[float, ...], weights: tuple[float, ...], sign: int) -> Tail:
-        def tail(l_: mpmath.mpf) -> mpmath.mpf:
-            x = mixture_root(d, l_)
-            return mpmath.fsum(mpf(w) * mpmath.ncdf(sign * (mpf(m) - x))
-                               for m, w in zip(means, weights, strict=True))
-        return tail
-
-    return (side(d.q_means, d.q_weights, 1), side(d.p_means, d.p_weights, 1),
-            side(d.q_means, d.q_weights, -1), side(d.p_means, d.p_weights, -1))
 
 
-def mixture_loss(d: MixtureDirection, x: mpmath.mpf) -> mpmath.mpf:
-    def log_mix(means: tuple[float, ...], weights: tuple[float, ...]) -> mpmath.mpf:
-        return mpmath.log(mpmath.fsum(mpf(w) * mpmath.exp(mpf(m) * x - mpf(m) ** 2 / 2)
-                                      for m, w in zip(means, weights, strict=True)))
-    return log_mix(d.q_means, d.q_weights) - log_mix(d.p_means, d.p_weights)
 
 
-def mixture_root(d: MixtureDirection, l_: mpmath.mpf) -> mpmath.mpf:
-    lo, hi = mpf(-60), mpf(60)
-    for _ in range(mpmath.mp.prec + 10):  # bisection to the working precision (L increases)
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if mixture_loss(d, mid) < l_ else (lo, mid)
-    return (lo + hi) / 2
 
 
 def log_density_slope(d: TailDirection, l_: float) -> mpmath.mpf:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mypy import api
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("user_script.py")
 
 

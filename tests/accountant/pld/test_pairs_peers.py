@@ -11,9 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -34,10 +32,7 @@ from accountant import (
     subsampled_gaussian,
 )
 from accountant.pld.laws.base import Direction
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import references as R
+from tests.support import references as R
 
 REMOVE: Direction = "remove"
 ADD: Direction = "add"

@@ -7,17 +7,13 @@ the bound on the dropped terms."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import mpmath
 from mpmath import mpf
 from scipy import integrate
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-from accounting_truths import LaplaceKFold, laplace_epsilon
-from references import LaplaceRef
+from benchmarks.accounting_truths import LaplaceKFold, laplace_epsilon
+from tests.support.references import LaplaceRef
 
 
 def _x_space(b: mpf, eps: float, remove: bool) -> mpf:

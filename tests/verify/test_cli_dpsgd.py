@@ -246,7 +246,7 @@ def test_certificate_text_names_what_the_claim_is_about(capsys: pytest.CaptureFi
 
 def test_documented_spec_file_composes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """The spec file shown in docs/cli.md is accepted as written."""
-    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
     spec = tmp_path / "doc.toml"
     spec.write_text(page.split("```toml\n", 1)[1].split("```", 1)[0])
     code, out, err = run(capsys, "compose", str(spec), "--json")

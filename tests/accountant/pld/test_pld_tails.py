@@ -263,13 +263,9 @@ def test_an_underflowed_tail_above_the_grid_still_counts() -> None:
     inf. Its Q-mass above the last node (sigma 17, q 1.1e-3: Q(L > 0.009) ~ 1e-310) underflowed
     to 0, and was read without slack above the grid: delta 0 at eps 0.0205 (exact ~1e-543 by the
     reference in mpmath) and epsilon(0) = 0.0089 (found by the soundness campaign, seed 101)."""
-    import sys
-    from pathlib import Path
 
     from accountant import subsample
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from references import GaussianBase, subsample_steps
+    from tests.support.references import GaussianBase, subsample_steps
 
     mu, rate = 0.05835548139456064, 0.0011112398935840763
     g = subsample(GDP(mu), rate)
