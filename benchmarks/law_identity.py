@@ -36,10 +36,9 @@ Key = tuple[str, str, bool, bool, bool]
 
 
 def compositions(quick: bool) -> list[tuple[str, Callable[[], Any]]]:
-    from benchmarks.accounting import WORKLOADS, dpcert_pld
-
     from accountant import GDP, PLD, compose, subsample
     from accountant.pld.models.mixture import MixtureGaussianPair
+    from benchmarks.accounting import WORKLOADS, dpcert_pld
 
     out: list[tuple[str, Callable[[], Any]]] = []
     for w in WORKLOADS:

@@ -23,10 +23,7 @@ import argparse
 import math
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-HERE = Path(__file__).resolve().parent
 
 from mpmath import mpf
 

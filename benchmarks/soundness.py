@@ -42,14 +42,11 @@ import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import numpy as np
 from mpmath import mpf
-
-HERE = Path(__file__).resolve().parent
 
 import accountant
 from tests.support.references import (

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import special
 
 from accountant.core.rounding import LIBM_REL, hypot_up, round_up, sum_up
-from accountant.core.types import FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_count
 from accountant.notions.conversions import to_rdp
 from accountant.notions.finite_loss import FiniteLossTradeoff
@@ -225,7 +225,7 @@ def compose_approx_dp_exact(gs: Sequence[Guarantee]) -> FDP:
     q = np.exp(log_q + log_no_atom)
     p = np.exp(log_q - losses + log_no_atom)  # P-masses in log space: e^-loss may overflow
     atom = _atom_up([d for _, d in pairs])
-    u = 2.0 ** -53
+    u = UNIT_ROUNDOFF
     # relative error of one mass, doubled by the normalisation, plus the normalising sum
     mass_rtol = 2.0 * (LIBM_REL * (len(groups) + 4) * (1.0 + log_scale)) + (q.size + 4) * u
     loss_atol = 2.0 * u * (len(groups) + 1) * loss_scale
@@ -310,7 +310,7 @@ def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callab
     and basic composition where it is better. Rounded outward: the sums rounded up (exactly,
     ``sum_up``), eps_i (e^eps_i - 1) raised by numpy's expm1 error (LIBM_REL) and two products',
     the exponent (eps' - s1)^2 / (2 s2) lowered by its four roundings, exp's LIBM_REL added."""
-    u = 2.0 ** -53
+    u = UNIT_ROUNDOFF
     eps_i = [float(e) for e, _ in pairs]
     with np.errstate(over="ignore"):  # inf beyond eps ~ 709
         s1 = sum_up(float(e * np.expm1(e)) * (1.0 + LIBM_REL + 2.0 * u) for e in eps_i)

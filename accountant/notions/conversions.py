@@ -11,6 +11,7 @@ import numpy as np
 from scipy import special
 
 from accountant.core.rounding import LIBM_REL, round_up, sum_up
+from accountant.core.types import UNIT_ROUNDOFF
 from accountant.core.validation import check_count, check_real, check_reals
 from accountant.notions.closed_forms import GaussianTradeoff
 from accountant.notions.finite_loss import FiniteLossTradeoff
@@ -168,7 +169,6 @@ def randomized_response_rdp(eps: float, k: int = 2) -> RDP:
 
 
 #: Unit round-off of a double: the error bounds below count a few of them per operation.
-UNIT_ROUNDOFF = 2.0 ** -53
 
 
 def _renyi_one_way_up(losses: np.ndarray, q: np.ndarray, p_gap: float, rtol: float, atol: float,

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from accountant.core.rounding import LIBM_REL, sum_up
 from accountant.core.search import smallest_epsilon
-from accountant.core.types import FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import as_float_array, check_real, check_reals
 from accountant.notions.closed_forms import GaussianTradeoff
 from accountant.notions.finite_loss import FiniteLossTradeoff
@@ -201,7 +201,6 @@ class FDP(Guarantee):
 
 
 #: Unit round-off of a double: the error bounds below count a few of them per operation.
-UNIT_ROUNDOFF = 2.0 ** -53
 
 
 def rdp_delta(order: float, rdp_eps: float, eps: float) -> float:

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from accountant.core.hull import lower_convex_hull
 from accountant.core.rounding import LIBM_REL
-from accountant.core.types import FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import as_alpha, as_float_array, check_real
 
 if TYPE_CHECKING:
@@ -35,13 +35,6 @@ if TYPE_CHECKING:
 
 #: Tolerance used when checking that user-supplied points form a trade-off function.
 VALIDITY_TOL = 1e-9
-
-
-#: Unit round-off of a double, and the smallest positive double.
-UNIT_ROUNDOFF = 2.0 ** -53
-
-
-SMALLEST_SUBNORMAL = math.nextafter(0.0, 1.0)
 
 
 #: Safety margins of the sampled lower envelope (see ``_from_convex_samples``).

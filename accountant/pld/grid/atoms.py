@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from accountant.core.rounding import LIBM_REL
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import MACHINE_EPSILON, UNIT_ROUNDOFF, FloatArray
 from accountant.pld.grid.cells import Cells, ContentErrors
 from accountant.pld.grid.construct import REFINE, from_cells
 from accountant.pld.grid.law import GridLaw
@@ -80,7 +80,7 @@ def atom_content_bounds(h: float, q: FloatArray, pn: FloatArray, x: FloatArray,
     upper node (it cancels to about (h - t) qm), where a relative pad on the computed difference
     does not bound its rounding: each term is rounded outward by its own error (e^h from libm,
     LIBM_REL; the product and the difference, u/2 each) instead."""
-    u = MACHINE_EPSILON / 2.0
+    u = UNIT_ROUNDOFF
     rho = (LIBM_REL + (count + 2) * u) * 1.01
     grow = math.exp(h)
     with np.errstate(over="ignore", invalid="ignore"):

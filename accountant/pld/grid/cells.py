@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from accountant.core.rounding import exp_rn, expm1_rn
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import MACHINE_EPSILON, UNIT_ROUNDOFF, FloatArray
 from accountant.pld.grid.law import EPS_EXT
 
 
@@ -68,7 +68,7 @@ class Cells:
 #: masses, 3 u for the slope changes and the round trip through the jumps; padded). Its scalar
 #: constants (e^{-h/2}, expm1(-h/2), expm1(+-h)) are rounded to nearest (``exp_rn``,
 #: ``expm1_rn``: within u whatever the libm; LIBM_REL would add 12 u)
-CONSTRUCTION_REL = 20.0 * MACHINE_EPSILON / 2.0
+CONSTRUCTION_REL = 20.0 * UNIT_ROUNDOFF
 
 
 #: Node profiles below which an optimistic source's errors are charged absolutely, not relatively
@@ -146,4 +146,4 @@ def node_exponentials(size: int, h: float) -> tuple[FloatArray, float]:
     (argument within u_ext i h, expl within 1 ulp) and rounded to double (u)."""
     ld = np.arange(size, dtype=np.longdouble) * np.longdouble(h)
     xs = np.asarray(np.exp(ld).astype(np.float64), dtype=np.float64)
-    return xs, (MACHINE_EPSILON / 2.0 + EPS_EXT * (size * h + 4.0)) * 1.01
+    return xs, (UNIT_ROUNDOFF + EPS_EXT * (size * h + 4.0)) * 1.01

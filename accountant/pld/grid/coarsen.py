@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from accountant.core.rounding import LIBM_REL
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.pld.grid.cells import Cells, ContentErrors
 from accountant.pld.grid.construct import REFINE, from_cells
 from accountant.pld.grid.law import TAIL_MASS, GridLaw, sum_rounding
@@ -145,7 +145,7 @@ def coarsening_errors(factor: int, big_h: float) -> tuple[float, ContentErrors]:
     (rho + e^{H/2} (rho + LIBM_REL + 2 u)) q: ``res`` is the larger, padded. (With exp and
     expm1 taken to 1 ulp this was (factor + 8) u and (factor + 10) u; numpy's LIBM_ULP ulp and the
     factor e^{H/2} of the deficit's terms exceed the latter: by 1.4x at factor 2, small H.)"""
-    u = MACHINE_EPSILON / 2.0
+    u = UNIT_ROUNDOFF
     rho = (LIBM_REL + (factor + big_h + 1.0) * u) * 1.01
     grow = math.exp(0.5 * big_h) if big_h < 1400.0 else math.inf
     res = (rho + grow * (rho + LIBM_REL + 2.0 * u)) * 1.01

@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import fft as sfft
 
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import MACHINE_EPSILON, UNIT_ROUNDOFF, FloatArray
 from accountant.pld.grid.coarsen import coarsen, truncate
 from accountant.pld.grid.law import REFINE_MAX_POINTS, TAIL_MASS, GridLaw, sum_rounding, tail_l1
 
@@ -24,7 +24,7 @@ DIRECT_CONV = {True: 20_000_000, False: 200_000}
 def fft_relative_error(nf: int) -> float:
     """3 eps_F + u for transforms of length nf [@higham2002accuracy, Thm 24.2, with twiddle error u;
     pocketfft's mixed radices are charged as if every level were a radix-2 level, log2 nf]."""
-    u = MACHINE_EPSILON / 2.0
+    u = UNIT_ROUNDOFF
     eta = u + (4 * u / (1 - 4 * u)) * (math.sqrt(2.0) + u)
     levels = math.ceil(math.log2(nf))
     eps_f = levels * eta / (1.0 - levels * eta)
@@ -50,7 +50,7 @@ def _fft_sum_bound(terms: list[tuple[FloatArray, FloatArray]], nf: int) -> float
     for x, y in terms:
         (x2, x1), (y2, y1) = _norms(x), _norms(y)
         weight += x2 * y1 + x1 * y2
-    factor = fft_relative_error(nf) + (len(terms) + 4) * MACHINE_EPSILON / 2.0
+    factor = fft_relative_error(nf) + (len(terms) + 4) * UNIT_ROUNDOFF
     return 1.01 * factor * weight
 
 
@@ -133,7 +133,7 @@ def integer_bounds(na: list[tuple[float, float]], nb: list[tuple[float, float]],
     least the 3 of the original two-slice bound), from the slices' norms ``na``, ``nb``
     (``FFTOperand.norms``)."""
     terms = max(3, min(len(na), len(nb)))
-    factor = 1.01 * (fft_relative_error(nfe) + (terms + 4) * MACHINE_EPSILON / 2.0)
+    factor = 1.01 * (fft_relative_error(nfe) + (terms + 4) * UNIT_ROUNDOFF)
     out = [0.0] * (len(na) + len(nb) - 1)
     for i, (a2, a1) in enumerate(na):
         for j, (b2, b1) in enumerate(nb):

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from accountant.core.rounding import LIBM_REL, exp_rn, expm1_rn
-from accountant.core.types import MACHINE_EPSILON
+from accountant.core.types import MACHINE_EPSILON, UNIT_ROUNDOFF
 from accountant.pld.grid.cells import (
     CONSTRUCTION_REL,
     Cells,
@@ -177,7 +177,7 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     down = np.concatenate([e1 * dc, [0.0]])
     up = np.concatenate([[c[0]], e2 * dc])
     pre = (m - down) + up
-    sigma = 12.0 * MACHINE_EPSILON / 2.0 * (np.abs(down) + np.abs(up)) * (1.0 + 1e-9)
+    sigma = 12.0 * UNIT_ROUNDOFF * (np.abs(down) + np.abs(up)) * (1.0 + 1e-9)
     cpart = node_profile(sigma, h)
     xs, xs_err = node_exponentials(n + 1, h)
     jumps, hull = convexify(xs, pre / xs, h, xs_err)
@@ -186,7 +186,7 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     masses = np.maximum(masses, 0.0)
     # the nodes' error bounds E_J (y = 0 first: R's Q-mass above the first node, ``total``); the
     # hull's round-off node by node (relative where the profile allows it, ``relative_split``)
-    u = MACHINE_EPSILON / 2.0
+    u = UNIT_ROUNDOFF
     err = np.concatenate([[(1.0 + gamma) * errors.total + (1.0 + u) * float(np.sum(sigma))
                            + (1.0 + u) * hull.zero],
                           np.where(capped, 0.0, (1.0 + gamma) * node_err + (1.0 + u) * cpart)

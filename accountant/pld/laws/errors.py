@@ -59,11 +59,8 @@ import numpy as np
 import numpy.typing as npt
 
 from accountant.core.rounding import LIBM_REL
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.pld.grid.law import GridLaw
-
-UNIT_ROUNDOFF = MACHINE_EPSILON / 2.0
-
 
 #: Largest tail coefficient a source may carry (k copies cost about k * TAIL_CAP relative on delta;
 #: a composed law also carries the absolute charge, ``GridLaw.alt``, and each delta uses the

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from accountant.core.rounding import LIBM_REL
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import MACHINE_EPSILON, UNIT_ROUNDOFF, FloatArray
 from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import Direction, LossDirection
 from accountant.pld.laws.errors import UNDERFLOW, CellErrors
@@ -81,7 +81,7 @@ class SubsampledTailDirection(TailDirection):
         """phi^{-1}(v) (-inf for v <= log(1 - r); ``known`` if given: computed before) and, when dv
         is given, a bound of its error against phi^{-1}(v') for any exact v' within dv of v (0
         where it is -inf)."""
-        u = MACHINE_EPSILON / 2
+        u = UNIT_ROUNDOFF
         r = self.rate
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             em = np.expm1(v)
@@ -121,7 +121,7 @@ class SubsampledTailDirection(TailDirection):
         # each tail from the base's own per-tail errors at l = phi^{-1}(+-g) (within dl): a base
         # tail itself, or a mix with weights 1 - r and r (and its 4 roundings: 4 u of it); the
         # generic bound where l is -inf but the exact argument may map above log(1 - r)
-        u = MACHINE_EPSILON / 2
+        u = UNIT_ROUNDOFF
         r = self.rate
         v, l_, dl = self._mapped(g, dg)
         base = self.base.tails(l_)
@@ -162,7 +162,7 @@ class SubsampledTailDirection(TailDirection):
         memo = self.__dict__.get("_base_tails")
         if memo is None or memo[0] is not g:
             return default
-        r, u = self.rate, MACHINE_EPSILON / 2
+        r, u = self.rate, UNIT_ROUNDOFF
         v, l_, dl = self._mapped(g, dg)
         remove = self.direction == "remove"
         # the two base tails that enter (remove: the upper ones, add: the lower ones)
@@ -224,7 +224,7 @@ class SubsampledTailDirection(TailDirection):
                       dg: FloatArray) -> tuple[FloatArray, FloatArray]:
         # the base's tails at l = phi^{-1}(+-g) (its error dl below), mixed with non-negative
         # weights (3 u more)
-        u = MACHINE_EPSILON / 2
+        u = UNIT_ROUNDOFF
         r = self.rate
         v, l_, dl = self._mapped(g, dg)
         rel, ab = self.base.tail_accuracy(l_, dl)

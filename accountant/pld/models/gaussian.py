@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_real
 from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import LossDirection
@@ -39,7 +39,7 @@ class GaussianDirection(TailDirection):
     def _arguments(self, g: FloatArray,
                    dg: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """z = g / mu -+ mu / 2 and their error: dg / mu, the quotient's and the sum's rounding."""
-        u = MACHINE_EPSILON / 2
+        u = UNIT_ROUNDOFF
         with np.errstate(invalid="ignore"):
             zq = g / self.mu - self.mu / 2
             zp = g / self.mu + self.mu / 2

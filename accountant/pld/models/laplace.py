@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from accountant.core.rounding import LIBM_REL
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_real
 from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import LossDirection
@@ -54,7 +54,7 @@ class LaplaceDirection(TailDirection):
         # e^-eps expm1(.) / 2 errs by two elementary functions' LIBM_REL, its argument's u (expm1
         # is at most as sensitive as its argument) and two products'; sq by less; total - sq
         # cancels within u total (g < 0)
-        u = MACHINE_EPSILON / 2
+        u = UNIT_ROUNDOFF
         band = (g > -self.eps - dg) & (g < self.eps + dg)
         ab = 0.3 * np.where(band, dg, 0.0) + np.where(g < 0.0, 2 * u * -math.expm1(-self.eps), 0.0)
         return np.full(g.shape, 2.0 * LIBM_REL + 4.0 * u), np.asarray(ab, dtype=np.float64)

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from accountant.core.types import MACHINE_EPSILON, FloatArray
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_count, check_real
 from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import LossDirection
@@ -58,7 +58,7 @@ class _VarianceDirection(TailDirection):
         # |d log T / ds| <= 1/2 + (c + 1)/s for both tails of chi^2_k (F(s) >= f(s) s / c;
         # the hazard is at most 1/2 for c >= 1, and 1/2 + 1/(2s) for c = 1/2 by Mills' ratio).
         # Within ds of 0 the tails change by at most F(s + ds) (absolute, twice the computed).
-        u = MACHINE_EPSILON / 2
+        u = UNIT_ROUNDOFF
         a, b = self._ab
         lam, c = self.lam, 0.5 * self.dof
         t = (g - a) / b
