@@ -98,6 +98,6 @@ def test_bracket_errors() -> None:
 
 
 def test_docstring_example() -> None:
-    from accountant import calibration
+    from accountant.compose import calibration
 
     assert doctest.testmod(calibration).failed == 0

@@ -211,7 +211,7 @@ def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
     REFINED_MAX_POINTS (a PureDP(13) subsampled at 0.54, 124 times, has 1.4e6 points: its four
     optimistic laws took 82 s, the soundness campaign's timeout, for a lower end of 0 each time):
     with the cap at 1 the bracket's lower end is the base optimistic law's."""
-    from accountant import pld as pld_module
+    from accountant.pld import distribution as pld_module
 
     monkeypatch.setattr(pld_module, "REFINED_MAX_POINTS", 1)
     pld = compose([subsample(GDP(1.0), 1e-4)] * 1000)
