@@ -49,6 +49,7 @@ import numpy as np
 from mpmath import mpf
 
 import accountant
+from accountant.pld.models.logistic import LogisticPair
 from tests.support.references import (
     ONE,
     ZERO,
@@ -58,6 +59,7 @@ from tests.support.references import (
     GaussianRef,
     LaplaceBase,
     LaplaceRef,
+    LogisticBase,
     MaxRef,
     MonotoneStep,
     PairRef,
@@ -73,6 +75,7 @@ from tests.support.references import (
 #: namespace the reproducers are evaluated in
 NS: dict[str, Any] = {name: getattr(accountant, name) for name in accountant.__all__}
 NS["LaplaceTradeoff"] = accountant.LaplaceTradeoff
+NS["LogisticPair"] = LogisticPair
 
 DELTAS = (0.0, 1e-15, 1e-12, 1e-10, 1e-8, 1e-6, 1e-5, 1e-3, 0.01, 0.1, 0.5)
 #: seconds before a single workload counts as a crash (a hang is not an answer)
@@ -544,6 +547,22 @@ def fam_peers(rng: np.random.Generator, i: int) -> Workload:
     return Workload("peers", code, ref, pick_eps(rng, 2.0 * mu), pick_deltas(rng), cheap=False)
 
 
+
+def fam_logistic(rng: np.random.Generator, i: int) -> Workload:
+    """The logistic loss model (``accountant.pld.models.logistic``): one mechanism, or Poisson-
+    subsampled (both orders against their closed forms in the sigmoid's tails)."""
+    a = loguniform(rng, 0.01, 20.0)
+    base = LogisticBase(a)
+    one = f"PLD.from_pair(LogisticPair({r(a)}))"
+    if rng.random() < 0.5:
+        return Workload("logistic", one, MonotoneStep(base, (ONE, ZERO), (ZERO, ONE)),
+                        pick_eps(rng, a), pick_deltas(rng))
+    rate = loguniform(rng, 1e-3, 1.0)
+    rem, add = subsample_steps(base, rate)
+    return Workload("logistic", f"subsample({one}, {r(rate)})", MaxRef([rem, add]),
+                    pick_eps(rng, a), pick_deltas(rng))
+
+
 FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] = {
     # name: (generator, workloads at --n 1)
     "gdp": (fam_gdp, 3300),
@@ -555,6 +574,7 @@ FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] 
     "wor": (fam_wor, 900),
     "mix": (fam_mix, 400),
     "peers": (fam_peers, 300),
+    "logistic": (fam_logistic, 300),
 }
 
 

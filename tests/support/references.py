@@ -436,11 +436,49 @@ class LaplaceBase:
         return mpmath.exp(e0 * (x - 1) / 2) / 2
 
 
+
+@dataclass
+class LogisticBase:
+    """Logistic noise: P0 = Logistic(0, 1), Q0 = Logistic(a, 1), densities s(x) s(-x) shifted (s the
+    sigmoid); log dQ0/dP0 increases from -a to a."""
+
+    a: float
+
+    def log_lr(self, x: mpf) -> mpf:
+        a = mpf_of(self.a)
+
+        def log_f(y: mpf) -> mpf:
+            return -mpmath.log1p(mpmath.exp(-y)) - mpmath.log1p(mpmath.exp(y))
+
+        return log_f(x - a) - log_f(x)
+
+    def x_of_log_lr(self, y: mpf) -> mpf:
+        a = mpf_of(self.a)
+        if y <= -a:
+            return mpf("-inf")
+        if y >= a:
+            return mpf("inf")
+        # sqrt(e^y) (1 + t e^{-a}) = e^{-a/2} (1 + t), t = e^x
+        return mpmath.log(mpmath.expm1((a + y) / 2)) - mpmath.log(-mpmath.expm1((y - a) / 2))
+
+    def surv_p(self, x: mpf) -> mpf:
+        return 1 / (1 + mpmath.exp(x))
+
+    def surv_q(self, x: mpf) -> mpf:
+        return 1 / (1 + mpmath.exp(x - mpf_of(self.a)))
+
+    def cdf_p(self, x: mpf) -> mpf:
+        return 1 / (1 + mpmath.exp(-x))
+
+    def cdf_q(self, x: mpf) -> mpf:
+        return 1 / (1 + mpmath.exp(mpf_of(self.a) - x))
+
+
 @dataclass
 class MonotoneStep:
     """The pair (A, B) = (a0 P0 + a1 Q0, b0 P0 + b1 Q0) of a monotone base."""
 
-    base: GaussianBase | LaplaceBase
+    base: GaussianBase | LaplaceBase | LogisticBase
     a: tuple[mpf, mpf]
     b: tuple[mpf, mpf]
     rtol: float = 1e-35
@@ -539,7 +577,8 @@ def truncated_discrete_gaussian(sigma: float, m: int, d: int) -> PairRef:
     return PairRef(p, q)
 
 
-def subsample_steps(base: GaussianBase | LaplaceBase, rate: float) -> tuple[MonotoneStep, MonotoneStep]:
+def subsample_steps(base: GaussianBase | LaplaceBase | LogisticBase,
+                    rate: float) -> tuple[MonotoneStep, MonotoneStep]:
     """(remove, add): (P0, (1-r) P0 + r Q0) and ((1-r) P0 + r Q0, P0)."""
     r = mpf_of(rate)
     mix = (1 - r, r)

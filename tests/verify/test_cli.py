@@ -190,8 +190,8 @@ def test_convert_pure_40_to_gdp(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_audited_code_failure_is_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "audit", "--callable", "tests.verify.test_cli:failing_mechanism", "--data", "0",
-                       "--data2", "1", "--claim", "pure:1", "--samples", "200")
+    code, _, err = run(capsys, "audit", "--callable", "tests.verify.test_cli:failing_mechanism",
+                       "--data", "0", "--data2", "1", "--claim", "pure:1", "--samples", "200")
     assert code == 3
     line = one_line(err)
     assert "audited code failed" in line and "RuntimeError: sensor offline retry later" in line
