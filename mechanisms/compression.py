@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import linalg
 
 from accountant import PLD, Guarantee, PureDP
+from accountant.core.types import MACHINE_EPSILON
 from accountant.core.validation import as_float_array, check_count, check_real
 from accountant.variance_pair import GaussianVariancePair
 
@@ -150,7 +151,7 @@ def compression_pld(x1: ArrayLike, x2: ArrayLike, m: int, tol: float = 3e-5) -> 
         raise ValueError("the covariances must be positive definite (p < n, full column rank)") from e
     if (lam <= 0).any() or low_b <= 0:
         raise ValueError("the covariances must be positive definite (p < n, full column rank)")
-    u = np.finfo(np.float64).eps
+    u = MACHINE_EPSILON
     resid = float(np.linalg.norm(a @ vec - (b @ vec) * lam))
     n = xa.shape[0]
     cov_err = (n + 2) * u * (float(np.sum(xa**2)) + float(np.sum(xb**2))) / n

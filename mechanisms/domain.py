@@ -18,18 +18,16 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
+from accountant.core.types import ADJACENCIES, Adjacency
 from accountant.core.validation import as_float_array
 
 __all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_float_up"]
-
-Adjacency = Literal["replace", "add_remove"]
-ADJACENCIES: tuple[str, ...] = ("replace", "add_remove")
 
 #: Most offending values quoted in an out-of-domain error.
 MAX_QUOTED = 5

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from accountant import ApproxDP, BoundedRange, Guarantee, PureDP, calibrate, compose, implies
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from .base import Mechanism, OutputSpec
@@ -36,7 +37,6 @@ from .samplers import (
 
 __all__ = ["AboveThreshold", "ExponentialMechanism", "Peeling", "PrivateMax", "ReportNoisyMax"]
 
-FloatArray = NDArray[np.float64]
 Noise = Literal["laplace", "exponential", "gumbel"]
 
 

@@ -21,11 +21,10 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from accountant.core.types import FloatArray
+from accountant.core.types import ADJACENCIES, MACHINE_EPSILON, Adjacency, FloatArray
 from accountant.core.validation import check_count, check_real
 from mechanisms import Domain
 
-Adjacency = Literal["replace", "add_remove"]
 #: Neighbouring pairs of datasets as the searches produce them.
 FloatPair = tuple[FloatArray, FloatArray]
 #: What an adaptive search is given: estimated privacy loss of each candidate pair.
@@ -100,9 +99,9 @@ def check_domain(domain: tuple[float, float, int]) -> tuple[float, float, int]:
 
 
 def check_adjacency(adjacency: str) -> Adjacency:
-    if adjacency not in ("replace", "add_remove"):
+    if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be 'replace' or 'add_remove', got {adjacency!r}")
-    return adjacency  # type: ignore[return-value]
+    return adjacency
 
 
 @dataclass(frozen=True)
@@ -175,7 +174,7 @@ class _Space:
             norm, r = self.ball
             size = np.abs(x).sum(axis=1) if norm == "l1" else np.sqrt((x * x).sum(axis=1))
             over = size > r
-            x[over] *= (r / size[over] * (1.0 - 4 * np.finfo(np.float64).eps))[:, None]
+            x[over] *= (r / size[over] * (1.0 - 4 * MACHINE_EPSILON))[:, None]
         x = np.clip(x, self.lo, self.hi)
         if self.integers:
             x = np.trunc(x) if self.ball is not None else np.clip(np.round(x), np.ceil(self.lo),

@@ -36,6 +36,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import GDP, Guarantee, calibrate, compose
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
@@ -54,7 +55,6 @@ from .mestimation import BoundedPsiModel
 
 __all__ = ["NoisyGD", "NoisyNewton", "default_iterations"]
 
-FloatArray = NDArray[np.float64]
 Method = Literal["gd", "newton"]
 OptT = TypeVar("OptT", bound="_NoisyOptimiser")
 #: Largest number of iterations accepted.

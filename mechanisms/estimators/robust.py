@@ -32,6 +32,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import ApproxDP, Guarantee, PureDP
+from accountant.core.types import FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
 
 from ..base import BOTTOM, Mechanism, OutputSpec
@@ -62,7 +63,6 @@ __all__ = [
     "smooth_sensitivity",
 ]
 
-FloatArray = NDArray[np.float64]
 #: Relative slack kept from xi for the lattice rounding of the release (module docstring).
 XI_SLACK = 2.0**-10
 #: The release lattice is 2^-LATTICE_BITS finer than the resolution tau.

@@ -51,6 +51,7 @@ from accountant import (
     implies,
     subsample,
 )
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
@@ -61,7 +62,6 @@ from .mestimation import BoundedPsiModel
 
 __all__ = ["DPSGD"]
 
-FloatArray = NDArray[np.float64]
 Clipping = Literal["coordinate", "l2"]
 #: Poisson sampling compares a uniform integer below 2^SAMPLING_BITS with q's exact numerator.
 SAMPLING_BITS = 62

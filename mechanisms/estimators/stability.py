@@ -28,6 +28,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import ApproxDP, Guarantee, PureDP
+from accountant.core.types import ADJACENCIES, FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
 
 from ..base import BOTTOM, Mechanism, OutputSpec
@@ -50,7 +51,6 @@ __all__ = [
     "trimmed_mean_aggregator",
 ]
 
-FloatArray = NDArray[np.float64]
 #: Resolution of the noise scale b = ceil(2^SCALE_BITS / eps) / 2^SCALE_BITS of the integer test.
 SCALE_BITS = 20
 #: A real-valued distance is rounded to 2^-REAL_LATTICE_BITS Z.
@@ -304,7 +304,7 @@ def mode_with_distance(values: ArrayLike, adjacency: str = "add_remove") -> tupl
     v = as_float_array("values", values).reshape(-1)
     if v.size == 0:
         raise ValueError("values must not be empty")
-    if adjacency not in ("add_remove", "replace"):
+    if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be 'add_remove' or 'replace', got {adjacency!r}")
     uniq, counts = np.unique(v, return_counts=True)
     order = np.lexsort((uniq, -counts))  # most frequent first, ties to the smallest value

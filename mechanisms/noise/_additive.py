@@ -23,12 +23,11 @@ from accountant import (
     discrete_gaussian_window,
     implies,
 )
+from accountant.core.types import MACHINE_EPSILON, FloatArray
 
 from ..base import Mechanism, OutputKind, OutputSpec
 from ..domain import as_expr, free_names, is_numeric, to_float_up
 from ..queries import Norm, Query
-
-FloatArray = NDArray[np.float64]
 
 #: The discrete Gaussian curve keeps |y| <= shift + GAUSS_TAIL * sqrt(s2) (tails below e^-800).
 GAUSS_TAIL = 40.0
@@ -100,7 +99,7 @@ def ensure_target(mech: AdditiveT, target: Guarantee) -> AdditiveT:
     if implies(_declared(at(s), target), target):  # the float below can round the other way
         return at(s)
     x = calibrate(lambda v: _declared(at(v), target), target, (s, s * (1.0 + ROUNDING_ROOM)),
-                  increasing=False, tol=2.0**-52)
+                  increasing=False, tol=MACHINE_EPSILON)
     return at(x)
 
 

@@ -22,6 +22,7 @@ from accountant import (
     Guarantee,
     PureDP,
 )
+from accountant.core.types import FloatArray
 
 from ..base import OutputKind
 from ..calibration import gaussian_sigma, laplace_scale
@@ -30,7 +31,6 @@ from ..queries import Norm, Query
 from ..samplers import discrete_gaussian_array, discrete_laplace_array
 from ._additive import (
     GAUSS_CURVE_MAX,
-    FloatArray,
     _Additive,
     ensure_target,
     gaussian_curve,

@@ -64,6 +64,7 @@ from accountant import (
     calibrate,
     discrete_gaussian_is_gdp,
 )
+from accountant.core.types import FloatArray
 
 from ..base import OutputSpec
 from ..calibration import gaussian_sigma, laplace_scale
@@ -73,7 +74,6 @@ from ..samplers import discrete_gaussian_array, discrete_laplace_array, floor_lo
 from ._additive import (
     GAUSS_CURVE_MAX,
     LAPLACE_CURVE_MAX,
-    FloatArray,
     _Additive,
     ensure_target,
     float_up,
