@@ -41,7 +41,6 @@ from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
 from ..noise import Gaussian
-from ._release import floor_eigenvalues, lattice_release, mean_mechanism, release_symmetric
 from .inference import (
     BatchFit,
     GDCorrection,
@@ -52,6 +51,7 @@ from .inference import (
     sandwich_mechanisms,
 )
 from .mestimation import BoundedPsiModel
+from .release import floor_eigenvalues, lattice_release, mean_mechanism, release_symmetric
 
 __all__ = ["NoisyGD", "NoisyNewton", "default_iterations"]
 

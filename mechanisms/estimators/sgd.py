@@ -56,9 +56,9 @@ from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
 from ..noise import Gaussian
-from ._release import exact_sum_release, sum_mechanism
 from .inference import PrivateFit
 from .mestimation import BoundedPsiModel
+from .release import exact_sum_release, sum_mechanism
 
 __all__ = ["DPSGD"]
 
