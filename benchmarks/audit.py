@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from accountant import GDP, RDP, ZCDP, Guarantee, PureDP
+from tests.support.audit_fixtures import NoiselessPTRMode, TopKReusingNoise, lattice_laplace
 from verify import audit
 from verify.audit.core import SELECTION_LEVEL_FACTOR
 from verify.audit.regions import (
@@ -36,15 +37,12 @@ from verify.audit.regions import (
 from verify.audit.renyi import claimed_renyi
 from verify.audit.scores import Score
 from verify.examples import (
-    NoiselessPTRMode,
     NoisySum,
     RandomizedResponse,
     ScalarLaplace,
     SparseVector,
     TextbookLaplace,
-    TopKReusingNoise,
     cases,
-    lattice_laplace,
     textbook_laplace,
 )
 from verify.neighbours import AdaptiveSearch, PatternSearch, RandomSearch

@@ -26,8 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from accountant import PureDP
 from mechanisms import Domain
 from mechanisms.samplers import discrete_laplace_array
+from tests.support.audit_fixtures import NoiselessPTRMode, TopKReusingNoise
 from verify import audit
-from verify.examples import NoiselessPTRMode, SparseVector, TopKReusingNoise
+from verify.examples import SparseVector
 from verify.neighbours import AdaptiveSearch
 
 
