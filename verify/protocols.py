@@ -18,8 +18,8 @@ from accountant import Guarantee
 Data: TypeAlias = Any
 #: One output, or outputs stacked on axis 0, as the audited code returns them.
 Output: TypeAlias = Any
-#: Two neighbouring inputs.
-Pair: TypeAlias = tuple[Data, Data]
+#: Two neighbouring inputs (not the accountant's dominating ``Pair``).
+NeighbouringPair: TypeAlias = tuple[Data, Data]
 
 
 class SampledMechanism(Protocol):
@@ -47,7 +47,7 @@ Auditable: TypeAlias = SampledMechanism | PlainMechanism | VectorisedMechanism
 class NeighbourSearch(Protocol):
     """A search for neighbouring inputs (``verify.neighbours``): the pairs to audit."""
 
-    def pairs(self, rng: np.random.Generator, /) -> Sequence[Pair]: ...
+    def pairs(self, rng: np.random.Generator, /) -> Sequence[NeighbouringPair]: ...
 
 
 @runtime_checkable
@@ -57,11 +57,11 @@ class AdaptiveNeighbourSearch(NeighbourSearch, Protocol):
     own), it returns the pairs to audit."""
 
     def search(self, estimate: Callable[[Sequence[Any]], Sequence[float]],
-               rng: np.random.Generator, /) -> Sequence[Pair]: ...
+               rng: np.random.Generator, /) -> Sequence[NeighbouringPair]: ...
 
 
 #: Neighbouring inputs for an audit: pairs, or a search that proposes them.
-Neighbours: TypeAlias = NeighbourSearch | Sequence[Pair]
+Neighbours: TypeAlias = NeighbourSearch | Sequence[NeighbouringPair]
 
 
 class DeclaredMechanism(Protocol):
