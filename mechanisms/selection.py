@@ -291,7 +291,7 @@ def _argmax_lattice(utility: Query, scale: float) -> tuple[int, int, int]:
 
 
 def _private_max_steps(f: FloatArray, scale: float, utility: Query, lattice: ValueLattice,
-                       rng: np.random.Generator, m: int, k: int) -> NDArray[np.float64]:
+                       rng: np.random.Generator, m: int, k: int) -> FloatArray:
     """k rounds of PrivateMax on m independent runs: (m, k, 2) array of (index, noisy value); the
     argmax of |n_j + Z_j| on the score lattice with exact discrete Laplace Z (``_argmax_lattice``)."""
     e, _, t = _argmax_lattice(utility, scale)

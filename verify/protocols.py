@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
-from numpy.typing import NDArray
 
 from accountant import Guarantee
+from accountant.core.types import FloatArray
 
 #: A mechanism's input: whatever the audited code accepts (array, list, number, ...).
 Data: TypeAlias = Any
@@ -32,7 +32,7 @@ class LossMechanism(SampledMechanism, Protocol):
     """A sampled mechanism that also knows its privacy loss log(p(y | data2) / p(y | data)) (used
     by the audit's exact likelihood-ratio score when present)."""
 
-    def privacy_loss(self, y: Output, data: Data, data2: Data, /) -> NDArray[np.float64]: ...
+    def privacy_loss(self, y: Output, data: Data, data2: Data, /) -> FloatArray: ...
 
 
 #: A plain callable ``(data, rng) -> output`` (third-party code included).

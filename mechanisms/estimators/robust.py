@@ -455,7 +455,7 @@ def _quartiles(x: FloatArray) -> tuple[float, float]:
 _SQRT_HALF = math.sqrt(0.5)
 
 
-def _bins(v: FloatArray, j: int) -> NDArray[np.float64]:
+def _bins(v: FloatArray, j: int) -> FloatArray:
     """Bin of log2 v in discretisation j (1: [k, k+1), 2: [k - 1/2, k + 1/2)); -inf for v = 0. Computed
     from the exact binary exponent (frexp), so monotone in v."""
     f, e = np.frexp(v)
