@@ -85,6 +85,7 @@ class PatternSearch:
 
 
 def check_domain(domain: tuple[float, float, int]) -> tuple[float, float, int]:
+    """A scalar domain ``(low, high, n)`` checked: finite low < high, 1 <= n <= MAX_N."""
     if not isinstance(domain, (tuple, list)) or len(domain) != 3:
         raise TypeError(f"domain must be a tuple (low, high, n), got {domain!r}")
     low = check_real("domain low", domain[0], low=-math.inf, high=math.inf, low_open=True, high_open=True)
@@ -93,6 +94,7 @@ def check_domain(domain: tuple[float, float, int]) -> tuple[float, float, int]:
 
 
 def check_adjacency(adjacency: str) -> Adjacency:
+    """``adjacency`` when it is one of ``ADJACENCIES`` (``ValueError`` otherwise)."""
     if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be 'replace' or 'add_remove', got {adjacency!r}")
     return adjacency

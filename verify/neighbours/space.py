@@ -110,6 +110,7 @@ def _unit(d: int, j: int) -> FloatArray:
 
 
 def rows_differ(x: FloatArray, x2: FloatArray) -> NDArray[np.bool_]:
+    """Which rows of two (n, d) datasets of the same size differ."""
     return np.asarray(np.any(x != x2, axis=1))
 
 def differing_record(x: FloatArray, x2: FloatArray, adj: str) -> int:
@@ -124,6 +125,7 @@ def differing_record(x: FloatArray, x2: FloatArray, adj: str) -> int:
 
 
 def unique_pairs(pairs: Sequence[tuple[Any, Any]]) -> list[FloatPair]:
+    """The pairs as float arrays, each once (the first occurrence kept, in order)."""
     seen: set[tuple[bytes, bytes, tuple[int, ...], tuple[int, ...]]] = set()
     out: list[FloatPair] = []
     for a, b in pairs:
