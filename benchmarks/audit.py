@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from accountant import GDP, RDP, ZCDP, Guarantee, PureDP
+from tests.support.audit_fixtures import NoiselessPTRMode, TopKReusingNoise, lattice_laplace
 from verify import audit
 from verify.audit.core import SELECTION_LEVEL_FACTOR
 from verify.audit.regions import (
@@ -33,15 +34,12 @@ from verify.audit.regions import (
 from verify.audit.renyi import claimed_renyi
 from verify.audit.scores import Score
 from verify.examples import (
-    NoiselessPTRMode,
     NoisySum,
     RandomizedResponse,
     ScalarLaplace,
     SparseVector,
     TextbookLaplace,
-    TopKReusingNoise,
     cases,
-    lattice_laplace,
     textbook_laplace,
 )
 from verify.neighbours import AdaptiveSearch, PatternSearch, RandomSearch

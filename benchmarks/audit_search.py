@@ -23,8 +23,9 @@ import numpy as np
 from accountant import PureDP
 from mechanisms import Domain
 from mechanisms.samplers import discrete_laplace_array
+from tests.support.audit_fixtures import NoiselessPTRMode, TopKReusingNoise
 from verify import audit
-from verify.examples import NoiselessPTRMode, SparseVector, TopKReusingNoise
+from verify.examples import SparseVector
 from verify.neighbours import AdaptiveSearch
 
 

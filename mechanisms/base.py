@@ -24,6 +24,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import PLD, Guarantee, Method, compose, pld_from_guarantee
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count
 
 __all__ = ["BOTTOM", "Mechanism", "OutputSpec", "Pipeline", "Refusal", "check_rng", "check_size", "refused"]
@@ -132,7 +133,7 @@ class Mechanism(ABC):
             raise AssertionError(f"{type(self).__name__} produced shape {out.shape}, expected {expected}")
         return out[0] if size is None else out
 
-    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> NDArray[np.float64]:
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
         """log p_data(y) - log p_data2(y), vectorised over outputs stacked on axis 0."""
         raise NotImplementedError(f"{type(self).__name__} has no closed-form output density")
 
@@ -145,7 +146,7 @@ class Mechanism(ABC):
         """A readable account of the declaration and the guarantee."""
         return f"{self!r}\n  guarantee: {self.guarantee()}"
 
-    def _validate_pair(self, y: ArrayLike, shape: tuple[int, ...]) -> NDArray[np.float64]:
+    def _validate_pair(self, y: ArrayLike, shape: tuple[int, ...]) -> FloatArray:
         arr = np.asarray(y, dtype=np.float64)
         if arr.shape == shape:
             arr = arr[None]
@@ -202,7 +203,7 @@ class Pipeline(Mechanism):
                  for mech in self.mechanisms]
         return np.concatenate(parts, axis=1)
 
-    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> NDArray[np.float64]:
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
         """Sum of the parts' privacy losses (independent noise) on the flattened outputs."""
         arr = self._validate_pair(y, self.output.shape)
         total = np.zeros(arr.shape[0])

@@ -30,6 +30,7 @@ import sympy
 from scipy import optimize, special
 
 from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, calibrate
+from accountant.core.types import MACHINE_EPSILON
 from accountant.core.validation import check_real
 
 from .domain import as_expr, is_numeric, to_float_up
@@ -199,7 +200,7 @@ def analytic_gaussian_sigma(l2: float, eps: float, delta: float) -> float:
     brackets.append((l2 / 1e6, min(l2 * 1e300, sys.float_info.max)))
     for lo, hi in brackets:
         try:
-            return calibrate(declared, goal, (lo, hi), increasing=False, tol=2.0**-52)
+            return calibrate(declared, goal, (lo, hi), increasing=False, tol=MACHINE_EPSILON)
         except ValueError as exc:
             error = exc
     raise ValueError(f"no Gaussian sigma in [l2 1e-6, l2 1e300] is the boundary of ({eps}, {delta})-DP; "

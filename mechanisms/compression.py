@@ -22,10 +22,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy import linalg
 
 from accountant import PLD, Guarantee, PureDP
+from accountant.core.types import MACHINE_EPSILON, FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
 from accountant.pld.models.variance import GaussianVariancePair
 
@@ -55,14 +56,14 @@ C2 = math.sqrt(8.0) * math.e
 C_TRUNCATION = math.sqrt(2.0 * (C1 + C2))
 
 
-def _matrix(name: str, x: ArrayLike) -> NDArray[np.float64]:
+def _matrix(name: str, x: ArrayLike) -> FloatArray:
     a = as_float_array(name, x)
     if a.ndim != 2 or 0 in a.shape or not np.isfinite(a).all():
         raise ValueError(f"{name} must be a finite non-empty 2-d array, got shape {a.shape}")
     return a
 
 
-def normalise_columns(x: ArrayLike) -> NDArray[np.float64]:
+def normalise_columns(x: ArrayLike) -> FloatArray:
     """Scale each column to squared norm n [@zhou2009differential, eq. (4)]."""
     a = _matrix("x", x)
     norms = np.linalg.norm(a, axis=0)
@@ -71,7 +72,7 @@ def normalise_columns(x: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(a * (math.sqrt(a.shape[0]) / norms), dtype=np.float64)
 
 
-def covariance(x: ArrayLike) -> NDArray[np.float64]:
+def covariance(x: ArrayLike) -> FloatArray:
     """Sigma = X'X/n."""
     a = _matrix("x", x)
     return np.asarray(a.T @ a / a.shape[0], dtype=np.float64)
@@ -89,7 +90,7 @@ class CompressedRelease:
     discarded and Phi redrawn (at most ``max_draws`` times, then ``RuntimeError``)."""
 
     m: int
-    reference: NDArray[np.float64] | None = None
+    reference: FloatArray | None = None
     delta_max: float = 0.0
     max_draws: int = 1000
 
@@ -107,7 +108,7 @@ class CompressedRelease:
     def radius(self, n: int, p: int) -> float:
         return truncation_radius(n, p, self.m, self.delta_max)
 
-    def sample(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
+    def sample(self, x: ArrayLike, rng: np.random.Generator) -> FloatArray:
         """One release Phi X (m x p)."""
         a = _matrix("x", x)
         rng = check_rng(rng)
@@ -150,7 +151,7 @@ def compression_pld(x1: ArrayLike, x2: ArrayLike, m: int, tol: float = 3e-5) -> 
         raise ValueError("the covariances must be positive definite (p < n, full column rank)") from e
     if (lam <= 0).any() or low_b <= 0:
         raise ValueError("the covariances must be positive definite (p < n, full column rank)")
-    u = np.finfo(np.float64).eps
+    u = MACHINE_EPSILON
     resid = float(np.linalg.norm(a @ vec - (b @ vec) * lam))
     n = xa.shape[0]
     cov_err = (n + 2) * u * (float(np.sum(xa**2)) + float(np.sum(xb**2))) / n
@@ -266,7 +267,7 @@ def theorem_4_6(n: int, p: int, m: int, delta_max: float, sigma_1: ArrayLike,
     return AsymptoticParameter(sum(terms), terms, assumptions)
 
 
-def _projector(a: NDArray[np.float64], d: int) -> NDArray[np.float64]:
+def _projector(a: FloatArray, d: int) -> FloatArray:
     _, v = np.linalg.eigh(a)
     top = v[:, -d:]
     return np.asarray(top @ top.T, dtype=np.float64)

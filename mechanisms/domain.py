@@ -18,18 +18,16 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import sympy
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from accountant.core.types import ADJACENCIES, Adjacency, FloatArray
 from accountant.core.validation import as_float_array
 
 __all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_float_up"]
-
-Adjacency = Literal["replace", "add_remove"]
-ADJACENCIES: tuple[str, ...] = ("replace", "add_remove")
 
 #: Most offending values quoted in an out-of-domain error.
 MAX_QUOTED = 5
@@ -200,7 +198,7 @@ class Domain:
         return f"records in {rec}{size}, adjacency {adj}{clip}"
 
     # ----- data validation ------------------------------------------------------------------------
-    def _numeric_bounds(self) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+    def _numeric_bounds(self) -> tuple[FloatArray, FloatArray, int]:
         if not self.is_bound:
             raise ValueError(f"the domain still has free symbols {sorted(map(str, self.free_symbols))};"
                              " bind them before evaluating a query on data")
@@ -211,7 +209,7 @@ class Domain:
             lo, hi = np.full(d, lo[0]), np.full(d, hi[0])
         return lo, hi, d
 
-    def validate(self, data: ArrayLike) -> NDArray[np.float64]:
+    def validate(self, data: ArrayLike) -> FloatArray:
         """Data as an ``(n,)`` (d = 1) or ``(n, d)`` float array, checked against the declaration.
 
         Raises ``ValueError`` for a wrong shape, a size that contradicts ``n``, NaN, or (unless

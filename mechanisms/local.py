@@ -30,6 +30,7 @@ from accountant import (
     implies,
     mean_cdp_vector,
 )
+from accountant.core.types import FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real, check_reals
 
 from .base import Mechanism, OutputSpec, check_rng, check_size
@@ -155,12 +156,12 @@ class RandomizedResponse(Mechanism):
         out = self._sample(data, rng, m)
         return out[0] if size is None else out
 
-    def log_pmf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+    def log_pmf(self, y: ArrayLike, x: ArrayLike) -> FloatArray:
         """log P(report y | record x), elementwise, of the law sampled (``sampling_eps``)."""
         yy = np.asarray(y)
         return np.where(yy == np.asarray(x), self._log_keep(), self._log_other())
 
-    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> NDArray[np.float64]:
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
         """Sum over records of log P(y_i | data_i) - log P(y_i | data2_i); y of the data's shape,
         optionally stacked on axis 0."""
         x1, x2 = self._records(data), self._records(data2)
@@ -174,7 +175,7 @@ class RandomizedResponse(Mechanism):
         diff = self.log_pmf(yy, x1[None, ...]) - self.log_pmf(yy, x2[None, ...])
         return np.asarray(diff.reshape(diff.shape[0], -1).sum(axis=1), dtype=np.float64)
 
-    def estimate_counts(self, reports: ArrayLike) -> NDArray[np.float64]:
+    def estimate_counts(self, reports: ArrayLike) -> FloatArray:
         """Unbiased estimate of the true category counts from n reports:
         (count_j - n q) / (p - q), with p = p_keep and q = P(report y | record x != y)."""
         y = self._records(reports).ravel()
@@ -193,7 +194,7 @@ class RandomizedResponse(Mechanism):
 _DYADIC = 2**53
 
 
-def _bernoulli_upper_half(rng: np.random.Generator, p: NDArray[np.float64]) -> NDArray[np.bool_]:
+def _bernoulli_upper_half(rng: np.random.Generator, p: FloatArray) -> NDArray[np.bool_]:
     """Exact Bern(p) for doubles p in [1/2, 1] (each is k 2^-53 with k an integer)."""
     k = (p * _DYADIC).astype(np.int64)  # exact: p 2^53 is an integer below 2^53 + 1
     return np.asarray(rng.integers(0, _DYADIC, size=p.shape, dtype=np.int64) < k)
@@ -278,7 +279,7 @@ class DuchiL2(Mechanism):
         return OutputSpec("continuous", (self.dim,),
                           f"a point on the sphere of radius {self.sphere_radius:.6g}")
 
-    def _records(self, data: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _records(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
         """The records as (rows, k) and their norms."""
         x = as_float_array("data", data)
         if x.shape[-1:] != (self.dim,) or x.ndim > 2:
@@ -437,7 +438,7 @@ class BCDPMean(Mechanism):
     def output(self) -> OutputSpec:
         return OutputSpec("continuous", (self.dimension,), "an unbiased estimate of the record")
 
-    def coordinate_variances(self) -> NDArray[np.float64]:
+    def coordinate_variances(self) -> FloatArray:
         """Worst case over [-1, 1]^d of each coordinate's variance for one record: sum_k w_k^2 V_k /
         (sum_k w_k)^2 over the layers covering it, V_k the channel's ``coordinate_variance_bound``;
         inf for a coordinate no layer covers (it is estimated by 0, a bias)."""

@@ -20,8 +20,9 @@ from typing import Any, Literal
 
 import numpy as np
 import sympy
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from accountant.core.types import FloatArray
 from accountant.core.validation import as_float_array
 
 from .domain import Domain, as_expr, is_numeric
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 Norm = Literal["l1", "l2", "linf"]
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from math import isqrt
 import numpy as np
 from numpy.typing import NDArray
 
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count
 
 __all__ = [
@@ -388,7 +389,7 @@ def _check_exponent(e: int) -> None:
         raise ValueError(f"the lattice spacing 2^{e} is outside the range where 2^e Z is exact in doubles")
 
 
-def to_lattice(values: NDArray[np.float64], e: int) -> NDArray[np.int64]:
+def to_lattice(values: FloatArray, e: int) -> NDArray[np.int64]:
     """round(values / 2^e) as int64 (half to even; any rounding within 1/2 is covered by the shift
     bounds of ``mechanisms.additive``). Raises ValueError for non-finite values or indices beyond
     ``LATTICE_INPUT_LIMIT`` (where the noise could leave the exactly representable range)."""
@@ -400,7 +401,7 @@ def to_lattice(values: NDArray[np.float64], e: int) -> NDArray[np.int64]:
     return np.rint(v).astype(np.int64)
 
 
-def from_lattice(index: NDArray[np.int64], e: int) -> NDArray[np.float64]:
+def from_lattice(index: NDArray[np.int64], e: int) -> FloatArray:
     """index * 2^e as exact doubles; raises OverflowError when some |index| > 2^53 (not exact)."""
     _check_exponent(e)
     idx = np.asarray(index, dtype=np.int64)

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from accountant import ApproxDP, BoundedRange, Guarantee, PureDP, calibrate, compose, implies
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from .base import Mechanism, OutputSpec
@@ -36,7 +37,6 @@ from .samplers import (
 
 __all__ = ["AboveThreshold", "ExponentialMechanism", "Peeling", "PrivateMax", "ReportNoisyMax"]
 
-FloatArray = NDArray[np.float64]
 Noise = Literal["laplace", "exponential", "gumbel"]
 
 
@@ -257,7 +257,7 @@ VALUE_LATTICE_BITS = 16
 
 
 @dataclass(frozen=True)
-class _ValueLattice:
+class ValueLattice:
     """How PrivateMax releases f_i + w without floating-point leaks [@mironov2012significance]: the value is
     rounded to the lattice 2^e Z and exact discrete Laplace noise of parameter t (in lattice steps)
     is added. Rounding moves a value by at most half a step, so neighbouring values differ by at
@@ -268,7 +268,7 @@ class _ValueLattice:
     shift: int
 
     @classmethod
-    def for_scale(cls, scale: float, sensitivity: float) -> _ValueLattice:
+    def for_scale(cls, scale: float, sensitivity: float) -> ValueLattice:
         e = floor_log2(Fraction(scale)) - VALUE_LATTICE_BITS
         step = Fraction(2) ** e
         t = math.ceil(Fraction(scale) / step)
@@ -290,8 +290,8 @@ def _argmax_lattice(utility: Query, scale: float) -> tuple[int, int, int]:
     return e, k_shift, math.ceil(Fraction(scale) / Fraction(2) ** e)
 
 
-def _private_max_steps(f: FloatArray, scale: float, utility: Query, lattice: _ValueLattice,
-                       rng: np.random.Generator, m: int, k: int) -> NDArray[np.float64]:
+def _private_max_steps(f: FloatArray, scale: float, utility: Query, lattice: ValueLattice,
+                       rng: np.random.Generator, m: int, k: int) -> FloatArray:
     """k rounds of PrivateMax on m independent runs: (m, k, 2) array of (index, noisy value); the
     argmax of |n_j + Z_j| on the score lattice with exact discrete Laplace Z (``_argmax_lattice``)."""
     e, _, t = _argmax_lattice(utility, scale)
@@ -322,7 +322,7 @@ class PrivateMax(Mechanism):
     eps-DP (the event "i wins" is a pair of half-lines for xi_i whose end points move by at most 2B,
     i.e. 2B/scale = eps), and releasing f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2);
     for non-monotone scores the argmax bound is approached, so we declare the sum. The value is
-    released float-safely on a lattice (``_ValueLattice``), whose rounding adds one lattice step to
+    released float-safely on a lattice (``ValueLattice``), whose rounding adds one lattice step to
     its sensitivity: the declared eps is eps + shift/t. ``PrivateMax.calibrated(f, PureDP(eps))`` spends
     a total budget of at most eps (noise about 3B/eps).
     """
@@ -357,10 +357,10 @@ class PrivateMax(Mechanism):
     def scale(self) -> Any:
         return 2 * self.utility.linf / sympy.Rational(repr(self.eps))
 
-    def _noise(self) -> tuple[float, _ValueLattice]:
+    def _noise(self) -> tuple[float, ValueLattice]:
         b = _score_sensitivity(self.utility)
         scale = 2.0 * b / self.eps
-        return scale, _ValueLattice.for_scale(scale, b)
+        return scale, ValueLattice.for_scale(scale, b)
 
     def guarantee_eps(self) -> float:
         """eps of the argmax on the score lattice (2K/t, about 2B/scale) plus eps of the lattice value

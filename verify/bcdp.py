@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real, check_reals
 
 from .audit.stats import cp_lower, cp_upper
@@ -37,17 +38,17 @@ __all__ = [
 ]
 
 #: A mechanism's output law on a finite prior's support: (m, d) records -> (m, k) pmf rows.
-Channel = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+Channel = Callable[[FloatArray], FloatArray]
 #: A black-box mechanism: (n, d) records and a Generator -> n outputs (rows, stacked on axis 0).
-Sampler = Callable[[NDArray[np.float64], np.random.Generator], ArrayLike]
+Sampler = Callable[[FloatArray, np.random.Generator], ArrayLike]
 
 
 @dataclass(frozen=True)
 class FinitePrior:
     """A prior on finitely many records: ``support`` (m, d) and ``probs`` (m,), positive, sum 1."""
 
-    support: NDArray[np.float64]
-    probs: NDArray[np.float64]
+    support: FloatArray
+    probs: FloatArray
 
     def __post_init__(self) -> None:
         x = np.asarray(self.support, dtype=np.float64)
@@ -84,10 +85,10 @@ class FinitePrior:
         """d independent Bern(1/2) bits (q = 0)."""
         return cls.appendix_b1(d, 0.0)
 
-    def values(self, i: int) -> NDArray[np.float64]:
+    def values(self, i: int) -> FloatArray:
         return np.unique(self.support[:, i])
 
-    def conditional_weights(self, i: int) -> NDArray[np.float64]:
+    def conditional_weights(self, i: int) -> FloatArray:
         """(v, m): row a is the law of the record given x_i = values(i)[a]."""
         onehot = self.support[None, :, i] == self.values(i)[:, None]
         w = onehot * self.probs[None, :]
@@ -108,7 +109,7 @@ class FinitePrior:
         return tuple(out)
 
 
-def _pmf(prior: FinitePrior, channel: Channel) -> NDArray[np.float64]:
+def _pmf(prior: FinitePrior, channel: Channel) -> FloatArray:
     pmf = np.asarray(channel(prior.support), dtype=np.float64)
     if pmf.ndim != 2 or pmf.shape[0] != prior.support.shape[0]:
         raise ValueError(f"channel must return an (m, k) pmf for the m = {prior.support.shape[0]} "
@@ -118,7 +119,7 @@ def _pmf(prior: FinitePrior, channel: Channel) -> NDArray[np.float64]:
     return pmf
 
 
-def _max_log_ratio(rows: NDArray[np.float64]) -> float:
+def _max_log_ratio(rows: FloatArray) -> float:
     """max over y and row pairs of log rows[a, y] / rows[b, y] (inf where only one is 0)."""
     hi, lo = rows.max(axis=0), rows.min(axis=0)
     live = hi > 0
@@ -170,20 +171,20 @@ class BCDPCheck:
         return self.lower > self.claimed
 
 
-def _draw(prior: FinitePrior, i: int, a: int, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+def _draw(prior: FinitePrior, i: int, a: int, n: int, rng: np.random.Generator) -> FloatArray:
     w = prior.conditional_weights(i)[a]
     idx = rng.choice(w.size, size=n, p=w)
     return prior.support[idx]
 
 
-def _cells(out: ArrayLike, n: int) -> NDArray[np.float64]:
+def _cells(out: ArrayLike, n: int) -> FloatArray:
     y = np.asarray(out, dtype=np.float64).reshape(n, -1)
     return y
 
 
 def sampled_bcdp_check(prior: FinitePrior, mechanism: Sampler, claimed: Sequence[float], n: int,
                        rng: np.random.Generator, *, gamma: float = 1e-3,
-                       cells: Callable[[NDArray[np.float64]], ArrayLike] | None = None,
+                       cells: Callable[[FloatArray], ArrayLike] | None = None,
                        ) -> tuple[BCDPCheck, ...]:
     """Test a claimed BCDP vector by sampling: for each coordinate i and each pair of its values,
     n records from the prior given x_i = a (drawn by index: the prior's masses are the law sampled,

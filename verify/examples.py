@@ -1,4 +1,6 @@
-"""Reference and deliberately buggy mechanisms shared by the tests, the benchmark and the CLI.
+"""The example mechanisms users run: the reference and deliberately buggy cases of ``dpcert audit
+--list`` (``cases()``, also read by ``dpcert certify`` and ``dpcert plot audit``) and the mechanisms
+the documentation and notebooks audit (``textbook_laplace``, ``TextbookLaplace``, ...).
 
 They follow the dpcert mechanism protocol (``sensitivity``, ``guarantee()``,
 ``sample(data, rng, size)`` stacking outputs on axis 0, optional ``privacy_loss``) and the catalogue's
@@ -353,7 +355,7 @@ def textbook_laplace(data: float, rng: np.random.Generator, eps: float = 1.0) ->
     return float(data) - (1.0 / eps) * math.copysign(1.0, u) * math.log(1.0 - 2.0 * abs(u))
 
 
-# -------------------------------------------------------------------------------- benchmark
+# ------------------------------------------------------------------ the cases of --list
 
 
 @dataclass(frozen=True)
@@ -420,58 +422,3 @@ def cases() -> list[Case]:
         Case("gaussian wrong sensitivity", GaussianMechanism(1.0, sens=0.5), [(0.0, 1.0)], GDP(1.0),
              None, True, "noise for sensitivity 0.5: true mu = 2", true_mu=2.0),
     ]
-
-
-# ---------------------------------------------------------------- adaptive-search benchmark
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """The bottom of a propose-test-release mechanism: a typed value, never a number or None."""
-
-    reason: str = "unstable"
-
-
-@dataclass(frozen=True)
-class NoiselessPTRMode:
-    """Propose-test-release for the mode of integer records in [0, ``values``) with the test done
-    WITHOUT noise (the bug [@dwork2014algorithmic, Sec. 7.2]: the distance to instability must be
-    tested with Laplace noise): release the most frequent value when the gap between the two largest
-    counts exceeds ``threshold``, else ``Refusal()``. On neighbours across the threshold one releases
-    and the other refuses with probability 1 (delta = 1); only pairs at that data-dependent gap show it.
-    Outputs: an int or a ``Refusal``, one per draw (a list)."""
-
-    threshold: int = 30
-    values: int = 11
-
-    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
-        x = np.clip(np.round(np.asarray(data, dtype=np.float64)), 0, self.values - 1).astype(np.int64)
-        counts = np.sort(np.bincount(x, minlength=self.values))
-        mode = int(np.argmax(np.bincount(x, minlength=self.values)))
-        out: Any = mode if counts[-1] - counts[-2] > self.threshold else Refusal()
-        return out if size is None else [out] * int(size)
-
-
-@dataclass(frozen=True)
-class TopKReusingNoise:
-    """Report-noisy-top-k over counts (each count moves by at most 1 between neighbours) that also
-    releases the k noisy counts it selected, reusing the selection noise Lap(2k/eps) instead of
-    drawing fresh noise: the released values are post-selection (conditioned) noisy answers, the
-    bug of noisy max returning its value [@ding2018detecting] in top-k form; claimed eps-DP.
-    Output: a tuple (indices, values) of two tuples, per draw."""
-
-    eps: float = 1.0
-    k: int = 2
-
-    def __call__(self, data: Any, rng: np.random.Generator, size: int) -> list[Any]:
-        q = _data(data)
-        z = lattice_laplace(rng, 2.0 * self.k / self.eps, (int(size), q.size))
-        noisy = q + z
-        top = np.argsort(-noisy, axis=1, kind="stable")[:, : self.k]
-        vals = np.take_along_axis(noisy, top, axis=1)
-        return [(tuple(t), tuple(v)) for t, v in zip(top.tolist(), vals.tolist(), strict=True)]
-
-
-def lattice_laplace(rng: np.random.Generator, scale: float, shape: tuple[int, ...]) -> FloatArray:
-    """Laplace noise of the given scale on the lattice GRID * Z (exact discrete Laplace)."""
-    return on_lattice(two_sided_geometric(rng, scale / GRID, shape))

@@ -10,16 +10,16 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
-from numpy.typing import NDArray
 
 from accountant import Guarantee
+from accountant.core.types import FloatArray
 
 #: A mechanism's input: whatever the audited code accepts (array, list, number, ...).
 Data: TypeAlias = Any
 #: One output, or outputs stacked on axis 0, as the audited code returns them.
 Output: TypeAlias = Any
-#: Two neighbouring inputs.
-Pair: TypeAlias = tuple[Data, Data]
+#: Two neighbouring inputs (not the accountant's dominating ``Pair``).
+NeighbouringPair: TypeAlias = tuple[Data, Data]
 
 
 class SampledMechanism(Protocol):
@@ -32,7 +32,7 @@ class LossMechanism(SampledMechanism, Protocol):
     """A sampled mechanism that also knows its privacy loss log(p(y | data2) / p(y | data)) (used
     by the audit's exact likelihood-ratio score when present)."""
 
-    def privacy_loss(self, y: Output, data: Data, data2: Data, /) -> NDArray[np.float64]: ...
+    def privacy_loss(self, y: Output, data: Data, data2: Data, /) -> FloatArray: ...
 
 
 #: A plain callable ``(data, rng) -> output`` (third-party code included).
@@ -47,7 +47,7 @@ Auditable: TypeAlias = SampledMechanism | PlainMechanism | VectorisedMechanism
 class NeighbourSearch(Protocol):
     """A search for neighbouring inputs (``verify.neighbours``): the pairs to audit."""
 
-    def pairs(self, rng: np.random.Generator, /) -> Sequence[Pair]: ...
+    def pairs(self, rng: np.random.Generator, /) -> Sequence[NeighbouringPair]: ...
 
 
 @runtime_checkable
@@ -57,11 +57,11 @@ class AdaptiveNeighbourSearch(NeighbourSearch, Protocol):
     own), it returns the pairs to audit."""
 
     def search(self, estimate: Callable[[Sequence[Any]], Sequence[float]],
-               rng: np.random.Generator, /) -> Sequence[Pair]: ...
+               rng: np.random.Generator, /) -> Sequence[NeighbouringPair]: ...
 
 
 #: Neighbouring inputs for an audit: pairs, or a search that proposes them.
-Neighbours: TypeAlias = NeighbourSearch | Sequence[Pair]
+Neighbours: TypeAlias = NeighbourSearch | Sequence[NeighbouringPair]
 
 
 class DeclaredMechanism(Protocol):

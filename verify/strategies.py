@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from accountant.core.types import FloatArray
 
-from .neighbours import check_adjacency, check_domain
+from .neighbours.fixed import check_adjacency, check_domain
 
 
 def neighbouring(domain: tuple[float, float, int], adjacency: str = "replace", *,

@@ -11,6 +11,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import BCDP, CoordinateDP, Guarantee, LocalDP, cdp_to_bcdp, compose
+from accountant.core.types import FloatArray
 from accountant.core.validation import as_float_array, check_real
 
 from ..base import Mechanism, OutputSpec
@@ -19,8 +20,8 @@ from ..local import BCDPMean, ChannelFactory, DuchiL2, ZetaRule
 __all__ = ["BCDPLeastSquares", "ball_quadratic_minimum"]
 
 
-def ball_quadratic_minimum(h: NDArray[np.float64], b: NDArray[np.float64],
-                           radius: float) -> NDArray[np.float64]:
+def ball_quadratic_minimum(h: FloatArray, b: FloatArray,
+                           radius: float) -> FloatArray:
     """argmin of theta' H theta / 2 - b' theta over the ball ||theta|| <= radius, H symmetric and
     possibly indefinite (the trust-region subproblem): theta = (H + lam I)^{-1} b with lam >= 0,
     H + lam I positive semi-definite and lam (radius - ||theta||) = 0, lam found by bisection in
@@ -112,8 +113,8 @@ class BCDPLeastSquares(Mechanism):
     def output(self) -> OutputSpec:
         return OutputSpec("continuous", (len(self.c) - 1,), "theta-hat in the ball")
 
-    def objective(self, data: ArrayLike, rng: np.random.Generator) -> tuple[NDArray[np.float64],
-                                                                            NDArray[np.float64]]:
+    def objective(self, data: ArrayLike, rng: np.random.Generator) -> tuple[FloatArray,
+                                                                            FloatArray]:
         """(H, b) of f-hat from two private copies of each record (H symmetrised: theta' A theta =
         theta' (A + A')/2 theta)."""
         x = as_float_array("data", data)

@@ -36,11 +36,11 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import GDP, Guarantee, calibrate, compose
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
 from ..noise import Gaussian
-from ._release import floor_eigenvalues, lattice_release, mean_mechanism, release_symmetric
 from .inference import (
     BatchFit,
     GDCorrection,
@@ -51,10 +51,10 @@ from .inference import (
     sandwich_mechanisms,
 )
 from .mestimation import BoundedPsiModel
+from .release import floor_eigenvalues, lattice_release, mean_mechanism, release_symmetric
 
 __all__ = ["NoisyGD", "NoisyNewton", "default_iterations"]
 
-FloatArray = NDArray[np.float64]
 Method = Literal["gd", "newton"]
 OptT = TypeVar("OptT", bound="_NoisyOptimiser")
 #: Largest number of iterations accepted.

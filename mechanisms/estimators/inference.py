@@ -35,16 +35,16 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
 from accountant import Guarantee
+from accountant.core.types import FloatArray
 from accountant.core.validation import as_float_array, check_real
 
 from ..noise import Gaussian
-from ._release import floor_eigenvalues, mean_mechanism, release_symmetric
 from .mestimation import BoundedPsiModel
+from .release import floor_eigenvalues, mean_mechanism, release_symmetric
 
 __all__ = ["BatchFit", "PrivateFit", "WaldTest", "gd_noise_covariance", "newton_noise_covariance",
            "sandwich_mechanisms", "wald_test"]
 
-FloatArray = NDArray[np.float64]
 GDCorrection = Literal["propagated", "slides"]
 
 

@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy import special
 
+from accountant.core.types import FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
     "huber_psi",
 ]
 
-FloatArray = NDArray[np.float64]
 Weights = Literal["none", "mallows"]
 
 

@@ -32,6 +32,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import ApproxDP, Guarantee, PureDP
+from accountant.core.types import FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
 
 from ..base import BOTTOM, Mechanism, OutputSpec
@@ -39,16 +40,16 @@ from ..domain import Domain
 from ..noise import Laplace
 from ..queries import CustomQuery
 from ..samplers import bernoulli_exp_neg_vec, discrete_gaussian_array, floor_log2, from_lattice, to_lattice
-from ..selection import ExponentialMechanism, _ValueLattice
+from ..selection import ExponentialMechanism, ValueLattice
 from .stability import (
     NoisyThresholdTest,
     ProposeTestRelease,
-    _padded,
     check_delta,
     check_eps,
     distance_to_sensitivity_above,
     float_up,
     object_outputs,
+    padded_sorted,
     sum_up,
 )
 
@@ -62,7 +63,6 @@ __all__ = [
     "smooth_sensitivity",
 ]
 
-FloatArray = NDArray[np.float64]
 #: Relative slack kept from xi for the lattice rounding of the release (module docstring).
 XI_SLACK = 2.0**-10
 #: The release lattice is 2^-LATTICE_BITS finer than the resolution tau.
@@ -124,7 +124,7 @@ def median_smooth_sensitivity(x: ArrayLike, xi: float, lower: float, upper: floa
     than the local sensitivity and are pruned."""
     lo, hi = _check_bounds(lower, upper)
     xi = check_real("xi", xi, low=0.0, high=1e6, low_open=True)
-    xs = _padded(x, lo, hi)
+    xs = padded_sorted(x, lo, hi)
     n = xs.size - 2
     r = _rank(n, 0.5) if rank is None else check_count("rank", rank, low=1, high=n)
     ls0 = float(max(xs[r] - xs[r - 1], xs[r + 1] - xs[r]))
@@ -380,7 +380,7 @@ class ScaleIQR(Mechanism):
     the number of records to change (replace-one) to move log2 IQR out of its bin, bounded below by
     the order-statistic box (``iqr_distance``; sensitivity 1); refuse (``BOTTOM``) when A_0 + Lap(1/eps)
     <= threshold, else release IQR * 2^Z, Z ~ Lap(1/eps) (log2 IQR on a lattice with exact discrete
-    Laplace noise, ``selection._ValueLattice``). Output s^(1) unless refused, else s^(2).
+    Laplace noise, ``selection.ValueLattice``). Output s^(1) unless refused, else s^(2).
 
     Thm 7.1 states (4 eps, delta) with threshold 1 + ln(1/delta). Per discretisation the proof gives
     (2 eps, P(pass | A_0 <= 1)), and with Lap(1/eps) noise P(1 + Lap(1/eps) > 1 + ln(1/delta)) =
@@ -406,9 +406,9 @@ class ScaleIQR(Mechanism):
         return NoisyThresholdTest.for_delta(self.eps, self.delta / 2.0, bad=1)
 
     @property
-    def value_lattice(self) -> _ValueLattice:
+    def value_lattice(self) -> ValueLattice:
         """log2 IQR moves by less than 1 between neighbours that pass; Laplace scale 1/eps."""
-        return _ValueLattice.for_scale(1.0 / self.eps, 1.0)
+        return ValueLattice.for_scale(1.0 / self.eps, 1.0)
 
     @property
     def sensitivity(self) -> Any:
@@ -455,7 +455,7 @@ def _quartiles(x: FloatArray) -> tuple[float, float]:
 _SQRT_HALF = math.sqrt(0.5)
 
 
-def _bins(v: FloatArray, j: int) -> NDArray[np.float64]:
+def _bins(v: FloatArray, j: int) -> FloatArray:
     """Bin of log2 v in discretisation j (1: [k, k+1), 2: [k - 1/2, k + 1/2)); -inf for v = 0. Computed
     from the exact binary exponent (frexp), so monotone in v."""
     f, e = np.frexp(v)

@@ -51,17 +51,17 @@ from accountant import (
     implies,
     subsample,
 )
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec, check_rng
 from ..noise import Gaussian
-from ._release import exact_sum_release, sum_mechanism
 from .inference import PrivateFit
 from .mestimation import BoundedPsiModel
+from .release import exact_sum_release, sum_mechanism
 
 __all__ = ["DPSGD"]
 
-FloatArray = NDArray[np.float64]
 Clipping = Literal["coordinate", "l2"]
 #: Poisson sampling compares a uniform integer below 2^SAMPLING_BITS with q's exact numerator.
 SAMPLING_BITS = 62

@@ -28,6 +28,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import ApproxDP, Guarantee, PureDP
+from accountant.core.types import ADJACENCIES, FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
 
 from ..base import BOTTOM, Mechanism, OutputSpec
@@ -50,7 +51,6 @@ __all__ = [
     "trimmed_mean_aggregator",
 ]
 
-FloatArray = NDArray[np.float64]
 #: Resolution of the noise scale b = ceil(2^SCALE_BITS / eps) / 2^SCALE_BITS of the integer test.
 SCALE_BITS = 20
 #: A real-valued distance is rounded to 2^-REAL_LATTICE_BITS Z.
@@ -304,7 +304,7 @@ def mode_with_distance(values: ArrayLike, adjacency: str = "add_remove") -> tupl
     v = as_float_array("values", values).reshape(-1)
     if v.size == 0:
         raise ValueError("values must not be empty")
-    if adjacency not in ("add_remove", "replace"):
+    if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be 'add_remove' or 'replace', got {adjacency!r}")
     uniq, counts = np.unique(v, return_counts=True)
     order = np.lexsort((uniq, -counts))  # most frequent first, ties to the smallest value
@@ -470,7 +470,7 @@ def mode_aggregator(eps: float, delta: float, adjacency: str = "replace") -> ADi
 # ------------------------------------------------------------------ order statistics: local sensitivity
 
 
-def _padded(x: ArrayLike, lower: float, upper: float) -> FloatArray:
+def padded_sorted(x: ArrayLike, lower: float, upper: float) -> FloatArray:
     """Sorted data with x_0 = lower and x_{n+1} = upper (NRS's convention: a changed record may go to
     either end of the domain)."""
     v = np.sort(as_float_array("data", x).reshape(-1))
@@ -488,7 +488,7 @@ def order_statistic_local_sensitivity(x: ArrayLike, rank: int, k: ArrayLike, low
     (1-based) of data clipped to [lower, upper]: max_{0 <= t <= k+1} x_(rank+t) - x_(rank+t-k-1), indices
     clipped to 0..n+1 [@nissim2007smooth, Prop. 3.4 (the median; any fixed rank by the same argument)].
     Vectorised over k."""
-    xs = _padded(x, lower, upper)
+    xs = padded_sorted(x, lower, upper)
     n = xs.size - 2
     r = check_count("rank", rank, low=1, high=n)
     ks = np.atleast_1d(np.asarray(k, dtype=np.int64))
@@ -507,7 +507,7 @@ def distance_to_sensitivity_above(x: ArrayLike, rank: int, bound: float, lower: 
     """min{k >= 0 : A^(k)(x) > bound}: the number of records to change (replace-one) to reach a dataset
     whose rank-th order statistic has local sensitivity above ``bound`` (PTR's distance); A^(k) is
     non-decreasing in k, so a binary search. Sensitivity 1: A^(k)(y) <= A^(k+1)(x) for neighbours."""
-    xs = _padded(x, lower, upper)
+    xs = padded_sorted(x, lower, upper)
     n = xs.size - 2
     check_count("rank", rank, low=1, high=n)
     if upper - lower <= bound:

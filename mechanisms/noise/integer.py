@@ -22,16 +22,16 @@ from accountant import (
     Guarantee,
     PureDP,
 )
+from accountant.core.types import FloatArray
 
 from ..base import OutputKind
 from ..calibration import gaussian_sigma, laplace_scale
 from ..domain import is_numeric, to_float_up
 from ..queries import Norm, Query
 from ..samplers import discrete_gaussian_array, discrete_laplace_array
-from ._additive import (
+from .additive import (
     GAUSS_CURVE_MAX,
-    FloatArray,
-    _Additive,
+    AdditiveMechanism,
     ensure_target,
     gaussian_curve,
     gaussian_curve_size,
@@ -42,7 +42,7 @@ from ._additive import (
 __all__ = ["DiscreteGaussian", "DiscreteLaplace"]
 
 
-class _DiscreteMixin(_Additive):
+class _DiscreteMixin(AdditiveMechanism):
     kind: ClassVar[OutputKind] = "discrete"
 
     def _values(self, data: ArrayLike) -> FloatArray:

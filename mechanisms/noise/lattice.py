@@ -64,17 +64,17 @@ from accountant import (
     calibrate,
     discrete_gaussian_is_gdp,
 )
+from accountant.core.types import FloatArray
 
 from ..base import OutputSpec
 from ..calibration import gaussian_sigma, laplace_scale
 from ..domain import is_numeric
 from ..queries import Norm, Query
 from ..samplers import discrete_gaussian_array, discrete_laplace_array, floor_log2, from_lattice, to_lattice
-from ._additive import (
+from .additive import (
     GAUSS_CURVE_MAX,
     LAPLACE_CURVE_MAX,
-    FloatArray,
-    _Additive,
+    AdditiveMechanism,
     ensure_target,
     float_up,
     gaussian_curve,
@@ -95,7 +95,7 @@ GDP_MARGIN = Fraction(1, 2**16)
 
 
 @dataclass(frozen=True, repr=False)
-class _Continuous(_Additive):
+class _Continuous(AdditiveMechanism):
     """Laplace / Gaussian: ``sampler="grid"`` (default, float-safe) or ``"float"`` (unsafe
     [@mironov2012significance])."""
 

@@ -19,8 +19,8 @@ from mechanisms import (
     NoisyGD,
     NoisyNewton,
 )
-from mechanisms.estimators._release import lattice_release, mean_mechanism
 from mechanisms.estimators.mestimation import BoundedPsiModel
+from mechanisms.estimators.release import lattice_release, mean_mechanism
 
 FINITE = st.floats(-1e3, 1e3, allow_nan=False)
 
@@ -147,7 +147,7 @@ def test_exact_sum_release_sums_exactly(monkeypatch: pytest.MonkeyPatch) -> None
     Python-integer sum of the per-record fine indices, for a batch whose float sum would err."""
     from fractions import Fraction
 
-    from mechanisms.estimators._release import SUM_FINE_BITS, exact_sum_release, sum_mechanism
+    from mechanisms.estimators.release import SUM_FINE_BITS, exact_sum_release, sum_mechanism
 
     mech = sum_mechanism(3, 1.0, 1.0, 0.5, "sum")
     e = mech.grid_exponent()
@@ -156,7 +156,7 @@ def test_exact_sum_release_sums_exactly(monkeypatch: pytest.MonkeyPatch) -> None
     fine = [[round(Fraction(float(v)) / Fraction(2) ** (e - SUM_FINE_BITS)) for v in row] for row in recs]
     exact = [sum(col) for col in zip(*fine, strict=True)]
     idx = [(t + 2 ** (SUM_FINE_BITS - 1)) // 2**SUM_FINE_BITS for t in exact]
-    import mechanisms.estimators._release as release
+    import mechanisms.estimators.release as release
 
     monkeypatch.setattr(release, "discrete_gaussian_array", lambda rng, s2, shape: np.zeros(shape, np.int64))
     out = exact_sum_release(mech, recs, rng)

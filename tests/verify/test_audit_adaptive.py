@@ -20,7 +20,7 @@ import verify
 from accountant import PureDP
 from mechanisms import Domain
 from mechanisms.samplers import discrete_laplace_array
-from verify import examples
+from tests.support.audit_fixtures import NoiselessPTRMode
 from verify.neighbours import AdaptiveSearch, FloatPair
 
 CONF = 0.9
@@ -65,7 +65,7 @@ def test_domain_object_and_bad_input() -> None:
 
 
 def test_noiseless_ptr_found_by_adaptive_search_missed_by_random_pairs() -> None:
-    mech = examples.NoiselessPTRMode(threshold=30)
+    mech = NoiselessPTRMode(threshold=30)
     r = verify.audit(mech, verify.RandomSearch((0, 10, 100), count=10, integers=True), PureDP(1.0),
                      samples=10_000, seed=0)
     assert not r.violation  # no random pair crosses the data-dependent threshold
@@ -198,7 +198,7 @@ def test_vector_mean_wrong_sensitivity_caught_correct_one_not_flagged() -> None:
 
 
 def test_surrogate_search_finds_noiseless_ptr() -> None:
-    r = verify.audit(examples.NoiselessPTRMode(threshold=30),
+    r = verify.audit(NoiselessPTRMode(threshold=30),
                      AdaptiveSearch((0, 10, 100), "replace", integers=True, method="surrogate"),
                      PureDP(1.0), samples=10_000, seed=0)
     assert r.violation and r.witness is not None

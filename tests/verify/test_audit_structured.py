@@ -31,14 +31,14 @@ def _excess_pvalue(violations: int, reps: int) -> float:
     return float(stats.binom.sf(violations - 1, reps, 1 - CONF))
 
 
-class Refusal:
-    """A PTR-style bottom: a typed sentinel, hashable."""
+class ForeignRefusal:
+    """A third party's PTR-style bottom (not ``mechanisms.Refusal``): a typed sentinel, hashable."""
 
     def __repr__(self) -> str:
         return "Refusal()"
 
 
-REFUSE = Refusal()
+REFUSE = ForeignRefusal()
 
 
 def test_none_against_int_is_refuted_not_a_crash() -> None:

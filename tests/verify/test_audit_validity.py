@@ -20,6 +20,7 @@ from scipy import stats
 
 import verify
 from accountant import GDP, Guarantee, PureDP
+from tests.support.audit_fixtures import lattice_laplace
 from verify import examples
 
 CONF = 0.9
@@ -53,7 +54,7 @@ class AnswerSlot:
 
     def __call__(self, x: int, rng: np.random.Generator, size: int) -> np.ndarray:
         slot = np.asarray(self.rr.sample(x, rng, size)).ravel() == 1
-        v = x + examples.lattice_laplace(rng, self.scale, (size,))
+        v = x + lattice_laplace(rng, self.scale, (size,))
         return np.stack([np.where(slot, v, np.nan), np.where(slot, np.nan, v)], axis=1)
 
 

@@ -44,10 +44,10 @@ from ..protocols import (
     AdaptiveNeighbourSearch,
     Auditable,
     Data,
+    NeighbouringPair,
     Neighbours,
     NeighbourSearch,
     Output,
-    Pair,
 )
 from . import stats
 from .features import Layout
@@ -155,7 +155,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
         n_explore = min(n_sel, max(EXPLORE_MIN, samples // EXPLORE_DIVISOR))
         calls = itertools.count()
 
-        def estimate(cands: Sequence[Pair]) -> list[float]:
+        def estimate(cands: Sequence[NeighbouringPair]) -> list[float]:
             nonlocal explored
             cands = [(p[0], p[1]) for p in cands]
             sub = np.random.SeedSequence(root.entropy,
@@ -336,7 +336,8 @@ def _witness(points: list[TestPoint]) -> TestPoint | None:
     return max(points, key=lambda p: p.epsilon_lower)
 
 
-def _loss_fn(mechanism: Auditable, pair: Pair, enabled: bool) -> Callable[[Output], FloatArray] | None:
+def _loss_fn(mechanism: Auditable, pair: NeighbouringPair,
+             enabled: bool) -> Callable[[Output], FloatArray] | None:
     pl = getattr(mechanism, "privacy_loss", None)
     if not enabled or not callable(pl):
         return None
@@ -344,7 +345,7 @@ def _loss_fn(mechanism: Auditable, pair: Pair, enabled: bool) -> Callable[[Outpu
     return lambda y: pl(y, x2, x)
 
 
-def _as_pairs(neighbours: Neighbours, rng: np.random.Generator) -> list[Pair]:
+def _as_pairs(neighbours: Neighbours, rng: np.random.Generator) -> list[NeighbouringPair]:
     found = neighbours.pairs(rng) if isinstance(neighbours, NeighbourSearch) else neighbours
     if isinstance(found, tuple) and len(found) == 2 and not isinstance(found[0], tuple):
         raise TypeError("neighbours must be a list of (data, data2) pairs; wrap a single pair in a list")
@@ -360,7 +361,7 @@ def _as_pairs(neighbours: Neighbours, rng: np.random.Generator) -> list[Pair]:
     return [(p[0], p[1]) for p in pairs]
 
 
-def _short_repr(pair: Pair) -> str:
+def _short_repr(pair: NeighbouringPair) -> str:
     def r(x: Data) -> str:
         if isinstance(x, np.ndarray):
             x = x.tolist()
@@ -370,14 +371,15 @@ def _short_repr(pair: Pair) -> str:
     return f"({r(pair[0])}, {r(pair[1])})"
 
 
-def assert_private(mechanism: Auditable, claim: Guarantee, pair: Pair | Sequence[Pair], *,
-                   samples: int = 20_000, confidence: float = 0.95, seed: int | None = 0,
+def assert_private(mechanism: Auditable, claim: Guarantee,
+                   pair: NeighbouringPair | Sequence[NeighbouringPair], *, samples: int = 20_000,
+                   confidence: float = 0.95, seed: int | None = 0,
                    **kwargs: Any) -> AuditReport:
     """Audit on one pair (or a list); raise AssertionError with the report if the claim is refuted.
 
     For property tests: ``@given(neighbouring(...))`` then ``assert_private(mech, claim, pair)``.
     Passing is not a proof of privacy (an audit is one-sided)."""
-    pairs: Sequence[Pair] = [pair] if isinstance(pair, tuple) and len(pair) == 2 else pair
+    pairs: Sequence[NeighbouringPair] = [pair] if isinstance(pair, tuple) and len(pair) == 2 else pair
     report = audit(mechanism, pairs, claim, samples=samples, confidence=confidence, seed=seed, **kwargs)
     if report.violation:
         raise AssertionError(f"privacy claim refuted\n{report}")

@@ -23,12 +23,11 @@ from accountant import (
     discrete_gaussian_window,
     implies,
 )
+from accountant.core.types import MACHINE_EPSILON, FloatArray
 
 from ..base import Mechanism, OutputKind, OutputSpec
 from ..domain import as_expr, free_names, is_numeric, to_float_up
 from ..queries import Norm, Query
-
-FloatArray = NDArray[np.float64]
 
 #: The discrete Gaussian curve keeps |y| <= shift + GAUSS_TAIL * sqrt(s2) (tails below e^-800).
 GAUSS_TAIL = 40.0
@@ -63,14 +62,14 @@ def _bind_expr(expr: Any, values: dict[str, Any]) -> Any:
     return expr.subs(subs) if subs else expr
 
 
-AdditiveT = TypeVar("AdditiveT", bound="_Additive")
+AdditiveT = TypeVar("AdditiveT", bound="AdditiveMechanism")
 
 #: Widest relative increase of a closed-form scale searched for the target: the closed form misses
 #: only by the rounding of the declared figures (and the grid sampler's lattice).
 ROUNDING_ROOM = 2.0**-16
 
 
-def _declared(mech: _Additive, target: Guarantee) -> Guarantee:
+def _declared(mech: AdditiveMechanism, target: Guarantee) -> Guarantee:
     """The declared guarantee to compare with ``target``: the exact one, or else the closed form it
     implies (``closed_form_guarantee``: a verified GDP or a zCDP, which a curve cannot show in floats)."""
     g = mech.guarantee()
@@ -100,7 +99,7 @@ def ensure_target(mech: AdditiveT, target: Guarantee) -> AdditiveT:
     if implies(_declared(at(s), target), target):  # the float below can round the other way
         return at(s)
     x = calibrate(lambda v: _declared(at(v), target), target, (s, s * (1.0 + ROUNDING_ROOM)),
-                  increasing=False, tol=2.0**-52)
+                  increasing=False, tol=MACHINE_EPSILON)
     return at(x)
 
 
@@ -112,7 +111,7 @@ def rational_up(name: str, expr: Any) -> Fraction:
 
 
 @dataclass(frozen=True, repr=False)
-class _Additive(Mechanism):
+class AdditiveMechanism(Mechanism):
     """q(D) + noise; ``scale`` is the noise parameter (sympy, symbolic until bound)."""
 
     query: Query
@@ -141,7 +140,7 @@ class _Additive(Mechanism):
     def sensitivity(self) -> Any:
         return self.query.sensitivity(self.norm)
 
-    def bind(self, **values: Any) -> _Additive:
+    def bind(self, **values: Any) -> AdditiveMechanism:
         """Bind the query's and the scale's symbols by name."""
         names = {str(s) for s in self.query.free_symbols} | set(free_names(self.scale))
         unknown = sorted(set(values) - names)

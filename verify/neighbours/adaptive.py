@@ -1,239 +1,29 @@
-"""Neighbour search: which pairs of inputs to audit.
-
-``AdaptiveSearch`` starts from structured candidates and moves toward pairs with a larger
-estimated loss, on exploration draws of its own (see ``AdaptiveSearch``).
-``PatternSearch`` gives the input patterns StatDP uses for mechanisms over a vector of query answers
-[@ding2018detecting, Table 1]:
-each answer moves by at most the sensitivity. ``RandomSearch`` draws random neighbouring datasets
-from a declared domain under replace-one or add/remove-one adjacency. Both have ``pairs(rng)`` and
-can be passed to ``verify.audit`` as ``neighbours``; the audit screens all pairs on its selection
-half and spends its error budget only on the most promising.
-"""
+"""The adaptive neighbour search: structured candidates, then a search toward the pair with the largest
+estimated privacy loss, on exploration draws of its own (see ``AdaptiveSearch``)."""
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
-from accountant.core.types import FloatArray
+from accountant.core.types import ADJACENCIES, FloatArray
 from accountant.core.validation import check_count, check_real
 from mechanisms import Domain
 
-Adjacency = Literal["replace", "add_remove"]
-#: Neighbouring pairs of datasets as the searches produce them.
-FloatPair = tuple[FloatArray, FloatArray]
-#: What an adaptive search is given: estimated privacy loss of each candidate pair.
-Estimator = Callable[[Sequence[FloatPair]], Sequence[float]]
-#: Largest dataset size (number of answers or records) of a generated pair.
-MAX_N = 10**7
+from .fixed import MAX_N, Estimator, FloatPair, check_domain, statdp_patterns
+from .space import SearchSpace, differing_record, rows_differ, unique_pairs
+from .surrogate import Surrogate
 
+__all__ = ["SURROGATE_QUANTILES", "AdaptiveSearch", "SearchMethod"]
 
-def _check_patterns(n: int, sensitivity: float, base: float) -> tuple[int, float, float]:
-    n = check_count("n", n, low=1, high=MAX_N)
-    s = check_real("sensitivity", sensitivity, low=0.0, high=math.inf, low_open=True, high_open=True)
-    b = check_real("base", base, low=-math.inf, high=math.inf, low_open=True, high_open=True)
-    if not math.isfinite(b + s):
-        raise ValueError(f"base + sensitivity must be finite, got base = {base!r}, sensitivity = {s!r}")
-    return n, s, b
-
-
-def statdp_patterns(n: int, sensitivity: float = 1.0,
-                    base: float = 0.0) -> list[tuple[FloatArray, FloatArray]]:
-    """The StatDP patterns for n query answers: one above, one below, one above rest below, one below
-    rest above, half-half, all above, all below, x-shape. Answers of ``data`` sit at ``base +
-    sensitivity`` (x-shape: alternate blocks), and each answer of ``data2`` differs by at most
-    ``sensitivity``."""
-    n, s, base = _check_patterns(n, sensitivity, base)
-    one = np.full(n, base + s)
-    h = n // 2
-    rest = np.arange(n) > 0
-
-    def v(a: FloatArray) -> FloatArray:
-        return np.asarray(a, dtype=np.float64)
-
-    pats = [
-        (one, v(one + s * (np.arange(n) == 0))),                      # one above
-        (one, v(one - s * (np.arange(n) == 0))),                      # one below
-        (one, v(np.where(rest, one - s, one + s))),                   # one above, rest below
-        (one, v(np.where(rest, one + s, one - s))),                   # one below, rest above
-        (one, v(np.where(np.arange(n) < h, one + s, one - s))),       # half above, half below
-        (one, v(one + s)),                                            # all above
-        (one, v(one - s)),                                            # all below
-        (v(np.where(np.arange(n) < h, one, one - s)),
-         v(np.where(np.arange(n) < h, one - s, one))),                # x-shape
-    ]
-    seen: list[tuple[FloatArray, FloatArray]] = []
-    for a, b in pats:
-        dup = any(np.array_equal(a, x) and np.array_equal(b, y) for x, y in seen)
-        if not np.array_equal(a, b) and not dup:
-            seen.append((a, b))
-    return seen
-
-
-@dataclass(frozen=True)
-class PatternSearch:
-    """StatDP's patterns for a vector of ``n`` query answers of the given sensitivity."""
-
-    n: int
-    sensitivity: float = 1.0
-    base: float = 0.0
-
-    def __post_init__(self) -> None:
-        _check_patterns(self.n, self.sensitivity, self.base)
-
-    def pairs(self, rng: np.random.Generator) -> list[tuple[FloatArray, FloatArray]]:
-        return statdp_patterns(self.n, self.sensitivity, self.base)
-
-
-def check_domain(domain: tuple[float, float, int]) -> tuple[float, float, int]:
-    if not isinstance(domain, (tuple, list)) or len(domain) != 3:
-        raise TypeError(f"domain must be a tuple (low, high, n), got {domain!r}")
-    low = check_real("domain low", domain[0], low=-math.inf, high=math.inf, low_open=True, high_open=True)
-    high = check_real("domain high", domain[1], low=low, high=math.inf, low_open=True, high_open=True)
-    return low, high, check_count("domain size n", domain[2], low=1, high=MAX_N)
-
-
-def check_adjacency(adjacency: str) -> Adjacency:
-    if adjacency not in ("replace", "add_remove"):
-        raise ValueError(f"adjacency must be 'replace' or 'add_remove', got {adjacency!r}")
-    return adjacency  # type: ignore[return-value]
-
-
-@dataclass(frozen=True)
-class RandomSearch:
-    """``count`` random neighbouring datasets of n values in [low, high]. Half of them use extreme
-    values (low/high), where violations of sensitivity bounds usually show."""
-
-    domain: tuple[float, float, int]
-    adjacency: str = "replace"
-    count: int = 10
-    integers: bool = False
-
-    def __post_init__(self) -> None:
-        check_domain(self.domain)
-        check_adjacency(self.adjacency)
-        check_count("count", self.count, low=1, high=MAX_N)
-
-    def pairs(self, rng: np.random.Generator) -> list[tuple[FloatArray, FloatArray]]:
-        low, high, n = check_domain(self.domain)
-        out = []
-        for k in range(self.count):
-            if k % 2 == 0:
-                x = rng.choice([low, high], n)
-            else:
-                x = rng.uniform(low, high, n)
-            if self.integers:
-                x = np.round(x)
-            i = int(rng.integers(n))
-            if self.adjacency == "replace":
-                x2 = x.copy()
-                x2[i] = high if x[i] - low < high - x[i] else low
-            else:
-                x2 = np.delete(x, i)
-            out.append((np.asarray(x, dtype=np.float64), np.asarray(x2, dtype=np.float64)))
-        return out
-
-
-SearchAdjacency = Literal["replace", "add_remove", "answers"]
 #: How the adaptive search moves after its structured start.
 SearchMethod = Literal["climb", "surrogate"]
-#: Most records (corners, axis points) a vector domain contributes to the structured start.
-MAX_RECORDS = 12
 #: Quantile levels of each coordinate that describe a dataset to the surrogate.
 SURROGATE_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
-
-
-@dataclass(frozen=True)
-class _Space:
-    """The numeric search space: records in [lo, hi] (d coordinates; optionally also in a ball
-    around 0), n records (answers) per dataset, the adjacency. Datasets are (n, d) arrays inside
-    the search; ``scalar`` ones are handed out as (n,) arrays."""
-
-    lo: FloatArray
-    hi: FloatArray
-    n: int
-    adj: SearchAdjacency
-    scalar: bool
-    integers: bool
-    ball: tuple[str, float] | None
-
-    @property
-    def d(self) -> int:
-        return int(self.lo.size)
-
-    def fix(self, x: FloatArray) -> FloatArray:
-        """Rows moved into the domain: the ball (scaled toward 0), the box, then whole numbers
-        (toward 0 with a ball, so neither constraint breaks)."""
-        x = np.array(x, dtype=np.float64).reshape(-1, self.d)
-        if self.ball is not None:
-            norm, r = self.ball
-            size = np.abs(x).sum(axis=1) if norm == "l1" else np.sqrt((x * x).sum(axis=1))
-            over = size > r
-            x[over] *= (r / size[over] * (1.0 - 4 * np.finfo(np.float64).eps))[:, None]
-        x = np.clip(x, self.lo, self.hi)
-        if self.integers:
-            x = np.trunc(x) if self.ball is not None else np.clip(np.round(x), np.ceil(self.lo),
-                                                                   np.floor(self.hi))
-        return np.asarray(x + 0.0, dtype=np.float64)  # + 0.0: no -0.0 rows
-
-    def record(self, c: FloatArray) -> FloatArray:
-        return np.asarray(self.fix(np.asarray(c, dtype=np.float64)[None, :])[0], dtype=np.float64)
-
-    def opposite(self, c: FloatArray) -> FloatArray:
-        """The record farthest from c in the domain's own geometry: the opposite corner of the box,
-        or -c in a ball."""
-        return self.record(-c if self.ball is not None else self.lo + self.hi - c)
-
-    def records(self) -> list[FloatArray]:
-        """Extreme and central records: first two opposite extremes, then the centre, then (vector
-        records) the other box corners (all of them for d <= 3, else one-hot corners and their
-        opposites) or the ball's points on the coordinate axes and the diagonal."""
-        lo, hi, d = self.lo, self.hi, self.d
-        mid = (lo + hi) / 2
-        if self.integers and self.ball is None:
-            lo, hi, mid = np.ceil(lo), np.floor(hi), np.round(mid)
-        if self.ball is None:
-            recs = [lo, hi, mid]
-            if d > 1:
-                if d <= 3:
-                    recs += [np.where(np.array(bits, dtype=bool), hi, lo)
-                             for bits in itertools.product((0, 1), repeat=d)]
-                else:
-                    for j in range(min(d, 4)):
-                        one = np.arange(d) == j
-                        recs += [np.where(one, hi, lo), np.where(one, lo, hi)]
-        else:
-            r = self.ball[1]
-            diag = np.full(d, r / (d if self.ball[0] == "l1" else math.sqrt(d)))
-            recs = [r * _unit(d, 0), -r * _unit(d, 0), np.zeros(d), diag, -diag]
-            for j in range(1, min(d, 4)):
-                recs += [r * _unit(d, j), -r * _unit(d, j)]
-        out: list[FloatArray] = []
-        for c in recs:
-            c = self.record(c)
-            if not any(np.array_equal(c, o) for o in out):
-                out.append(c)
-        return out[:MAX_RECORDS]
-
-    def random_record(self, rng: np.random.Generator) -> FloatArray:
-        return self.record(rng.uniform(self.lo, self.hi))
-
-    def out(self, x: FloatArray) -> FloatArray:
-        return np.asarray(x[:, 0] if self.scalar else x, dtype=np.float64)
-
-
-def _unit(d: int, j: int) -> FloatArray:
-    return np.asarray(np.arange(d) == j, dtype=np.float64)
-
-
-def _rows_differ(x: FloatArray, x2: FloatArray) -> NDArray[np.bool_]:
-    return np.asarray(np.any(x != x2, axis=1))
 
 
 @dataclass(frozen=True)
@@ -274,7 +64,7 @@ class AdaptiveSearch:
     keep: int = 8
     ball: tuple[str, float] | None = None
     method: str = "climb"
-    _space: _Space = field(init=False, repr=False, compare=False)
+    _space: SearchSpace = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_real("sensitivity", self.sensitivity, low=0.0, high=math.inf, low_open=True, high_open=True)
@@ -286,7 +76,7 @@ class AdaptiveSearch:
             raise ValueError(f"method must be 'climb' or 'surrogate', got {self.method!r}")
         object.__setattr__(self, "_space", self._build())
 
-    def _build(self) -> _Space:
+    def _build(self) -> SearchSpace:
         dom = self.domain
         adj = self.adjacency
         if isinstance(dom, Domain):
@@ -308,7 +98,7 @@ class AdaptiveSearch:
             low, high, n = check_domain(dom)
             lo, hi, scalar = np.array([low]), np.array([high]), True
         adj = "replace" if adj is None else adj
-        if adj not in ("replace", "add_remove", "answers"):
+        if adj not in (*ADJACENCIES, "answers"):
             raise ValueError(f"adjacency must be 'replace', 'add_remove' or 'answers', got {adj!r}")
         if adj == "answers" and not scalar:
             raise ValueError(f"adjacency 'answers' is for a vector of scalar answers, got records of "
@@ -330,7 +120,7 @@ class AdaptiveSearch:
             if self.integers and r < 1:
                 raise ValueError(f"ball radius {r} < 1 holds no nonzero integer record")
             ball = (str(ball[0]), r)
-        return _Space(lo, hi, n, adj, scalar, self.integers, ball)  # type: ignore[arg-type]
+        return SearchSpace(lo, hi, n, adj, scalar, self.integers, ball)  # type: ignore[arg-type]
 
     # ----- structured candidates ---------------------------------------------------------------
     def pairs(self, rng: np.random.Generator) -> list[FloatPair]:
@@ -347,7 +137,7 @@ class AdaptiveSearch:
                     out += statdp_patterns(sp.n, s, base)
             if not out:
                 raise ValueError(f"domain [{low}, {high}] is narrower than 2 * sensitivity = {2 * s}")
-            return _unique([(sp.fix(a[:, None]), sp.fix(b[:, None])) for a, b in out])
+            return unique_pairs([(sp.fix(a[:, None]), sp.fix(b[:, None])) for a, b in out])
         recs = sp.records()
         consts = [np.tile(c, (sp.n, 1)) for c in recs]
         if sp.adj == "replace":
@@ -365,7 +155,7 @@ class AdaptiveSearch:
         a, b = recs[0], recs[1]
         for j in sorted({sp.n // 4, sp.n // 2, (3 * sp.n) // 4}):
             out.append(self._link(a, b, 2 * j if sp.adj == "add_remove" else j))
-        return _unique([(sp.fix(p), sp.fix(q)) for p, q in out])
+        return unique_pairs([(sp.fix(p), sp.fix(q)) for p, q in out])
 
     def _chain(self, a: FloatArray, b: FloatArray, i: int) -> FloatArray:
         """Dataset i of a chain of neighbours from all-a to all-b: replace one a by b per step
@@ -406,7 +196,7 @@ class AdaptiveSearch:
             return [(sp.out(a), sp.out(b)) for a, b in self._surrogate(state, rng)]
         while state.left() > 0:
             parents = state.best(4)
-            children = _unique([self._move(p, rng) for p in parents for _ in range(2)])
+            children = unique_pairs([self._move(p, rng) for p in parents for _ in range(2)])
             children = [c for c in children if state.key(c) not in state.seen] or children
             if not children:
                 break
@@ -440,21 +230,21 @@ class AdaptiveSearch:
         confirm = min(self.keep, max(1, self.budget // 6))
         batch = 4
         while state.left() > confirm:
-            gp = _Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
+            gp = Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
             cands = self._optimise(gp, state, rng)
             todo = [c for c in cands if state.key(c) not in state.seen][: min(batch, state.left() - confirm)]
             if not todo:
-                todo = _unique([self._random_pair(rng) for _ in range(batch)])[: state.left() - confirm]
+                todo = unique_pairs([self._random_pair(rng) for _ in range(batch)])[: state.left() - confirm]
             state.add(todo, state.run(todo))
-        gp = _Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
+        gp = Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
         mean, _ = gp.predict(np.array([self._features(p) for p in state.pairs]))
         order = sorted(range(len(state.pairs)), key=lambda i: (-max(float(mean[i]), state.values[i]), i))
-        top = _unique([state.pairs[i] for i in order])[:confirm]
+        top = unique_pairs([state.pairs[i] for i in order])[:confirm]
         again = state.run(top)
         state.add(top, again)
         return state.best(self.keep, average=True)
 
-    def _optimise(self, gp: _Surrogate, state: _State, rng: np.random.Generator) -> list[FloatPair]:
+    def _optimise(self, gp: Surrogate, state: _State, rng: np.random.Generator) -> list[FloatPair]:
         """Local maxima of the acquisition, by greedy moves from the best estimated pairs and from
         random pairs; returned best first."""
         starts = state.best(4) + [self._random_pair(rng) for _ in range(2)]
@@ -463,7 +253,7 @@ class AdaptiveSearch:
             cur = s
             cur_v = float(gp.acquire(np.array([self._features(cur)]))[0])
             for _ in range(4):
-                nb = _unique([self._move(cur, rng) for _ in range(12)])
+                nb = unique_pairs([self._move(cur, rng) for _ in range(12)])
                 vals = gp.acquire(np.array([self._features(p) for p in nb]))
                 for v, p in zip(vals, nb, strict=True):
                     found.append((float(v), len(found), p))
@@ -472,7 +262,7 @@ class AdaptiveSearch:
                     break
                 cur, cur_v = nb[j], float(vals[j])
         found.sort(key=lambda t: (-t[0], t[1]))
-        return _unique([p for _, _, p in found])
+        return unique_pairs([p for _, _, p in found])
 
     def _random_pair(self, rng: np.random.Generator) -> FloatPair:
         """A random neighbouring pair: a random structured pair after a few random moves."""
@@ -490,7 +280,7 @@ class AdaptiveSearch:
         sp = self._space
         if sp.adj == "answers":
             return np.concatenate([x.ravel(), (x2 - x).ravel()])
-        k = _differing(x, x2, sp.adj)
+        k = differing_record(x, x2, sp.adj)
         old = x[k]
         new = x2[k] if sp.adj == "replace" else x[k]
         rest = np.delete(x, k, axis=0)
@@ -519,7 +309,7 @@ class AdaptiveSearch:
             if np.max(np.abs(x - x2)) > s or np.array_equal(x, x2):
                 return pair
             return x, x2
-        diff = _differing(x, x2, sp.adj)
+        diff = differing_record(x, x2, sp.adj)
         u = int(rng.integers(4 if sp.d > 1 else 3))
         if u == 3:  # one coordinate of the changed record, toward an end of its axis (or anywhere)
             j = int(rng.integers(sp.d))
@@ -544,7 +334,7 @@ class AdaptiveSearch:
                 x[int(rng.integers(x.shape[0]))] = v
             x2 = np.delete(x, diff, axis=0)
         x, x2 = sp.fix(x), sp.fix(x2)
-        if sp.adj == "replace" and int(np.sum(_rows_differ(x, x2))) != 1:
+        if sp.adj == "replace" and int(np.sum(rows_differ(x, x2))) != 1:
             return pair
         return x, x2
 
@@ -552,7 +342,7 @@ class AdaptiveSearch:
 class _State:
     """The estimates spent so far, per pair (internal (n, d) arrays)."""
 
-    def __init__(self, budget: int, estimate: Estimator, sp: _Space) -> None:
+    def __init__(self, budget: int, estimate: Estimator, sp: SearchSpace) -> None:
         self.budget, self.estimate, self.sp = budget, estimate, sp
         self.spent = 0
         self.pairs: list[FloatPair] = []
@@ -592,82 +382,5 @@ class _State:
             return (0, -self.values[i], i)
 
         order = sorted(range(len(self.pairs)), key=rank)
-        return _unique([self.pairs[i] for i in order])[:k]
+        return unique_pairs([self.pairs[i] for i in order])[:k]
 
-
-@dataclass(frozen=True)
-class _Surrogate:
-    """Gaussian-process regression with a squared-exponential kernel on standardised features
-    (length scale: the median distance between the estimated pairs; noise: a tenth of the
-    estimates' variance), the smooth surrogate of the search [@rasmussen2006gaussian, Alg. 2.1]."""
-
-    mu: FloatArray
-    sd: FloatArray
-    points: FloatArray
-    length: float
-    chol: FloatArray
-    weights: FloatArray
-    y_mean: float
-    y_scale: float
-
-    #: noise variance relative to the (unit) variance of the standardised estimates
-    NOISE = 0.1
-
-    @classmethod
-    def fit(cls, feats: FloatArray, y: FloatArray) -> _Surrogate:
-        mu = feats.mean(axis=0)
-        sd = feats.std(axis=0)
-        sd = np.where(sd > 0, sd, 1.0)
-        z = (feats - mu) / sd
-        d2 = _sqdist(z, z)
-        pos = d2[np.triu_indices(len(z), 1)]
-        pos = pos[pos > 0]
-        length = float(np.sqrt(np.median(pos))) if pos.size else 1.0
-        y_mean = float(y.mean())
-        y_scale = float(y.std()) or 1.0
-        k = np.exp(-d2 / (2 * length**2)) + cls.NOISE * np.eye(len(z))
-        chol = np.asarray(np.linalg.cholesky(k), dtype=np.float64)
-        w = np.linalg.solve(chol.T, np.linalg.solve(chol, (y - y_mean) / y_scale))
-        return cls(mu, sd, z, length, chol, w, y_mean, y_scale)
-
-    def predict(self, feats: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Posterior mean and standard deviation of the (noise-free) surrogate."""
-        z = (feats - self.mu) / self.sd
-        ks = np.exp(-_sqdist(z, self.points) / (2 * self.length**2))
-        mean = ks @ self.weights
-        v = np.linalg.solve(self.chol, ks.T)
-        var = np.maximum(1.0 - np.sum(v * v, axis=0), 0.0)
-        return self.y_mean + self.y_scale * mean, self.y_scale * np.sqrt(var)
-
-    def acquire(self, feats: FloatArray) -> FloatArray:
-        """The optimistic acquisition mean + sd (an upper confidence bound)."""
-        m, s = self.predict(feats)
-        return np.asarray(m + s, dtype=np.float64)
-
-
-def _sqdist(a: FloatArray, b: FloatArray) -> FloatArray:
-    return np.asarray(np.maximum(np.sum(a * a, 1)[:, None] + np.sum(b * b, 1)[None, :] - 2 * a @ b.T,
-                                 0.0), dtype=np.float64)
-
-
-def _differing(x: FloatArray, x2: FloatArray, adj: str) -> int:
-    """The changed record (replace) or the removed one (add_remove) of rows x, x2."""
-    if adj == "replace":
-        idx = np.flatnonzero(_rows_differ(x, x2))
-        return int(idx[0]) if idx.size else 0
-    for i in range(x2.shape[0]):
-        if np.any(x[i] != x2[i]):
-            return i
-    return int(x.shape[0]) - 1
-
-
-def _unique(pairs: Sequence[tuple[Any, Any]]) -> list[FloatPair]:
-    seen: set[tuple[bytes, bytes, tuple[int, ...], tuple[int, ...]]] = set()
-    out: list[FloatPair] = []
-    for a, b in pairs:
-        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-        k = (a.tobytes(), b.tobytes(), a.shape, b.shape)
-        if k not in seen:
-            seen.add(k)
-            out.append((a, b))
-    return out

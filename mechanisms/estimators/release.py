@@ -17,12 +17,12 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from accountant.core.types import UNIT_ROUNDOFF, FloatArray
+
 from ..domain import Domain
 from ..noise import Gaussian
 from ..queries import CustomQuery
 from ..samplers import discrete_gaussian_array, from_lattice, to_lattice
-
-FloatArray = NDArray[np.float64]
 
 
 def _mean(v: FloatArray) -> FloatArray:
@@ -35,7 +35,7 @@ def float_slack(count: int, dim: int) -> float:
     of magnitude <= b errs by at most count^2 u b per coordinate [@higham2002accuracy, Sec. 4.2], so
     two neighbours' float averages differ by at most 2 sqrt(dim) count u b more than in exact
     arithmetic (u = 2^-53; generous: numpy's pairwise sums err less)."""
-    return 1.0 + (16.0 + 4.0 * math.sqrt(dim) * float(count) ** 2) * 2.0**-53
+    return 1.0 + (16.0 + 4.0 * math.sqrt(dim) * float(count) ** 2) * UNIT_ROUNDOFF
 
 
 def mean_mechanism(n: int, dim: int, l2: float, record_bound: float, sigma: float,
