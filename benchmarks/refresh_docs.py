@@ -15,7 +15,10 @@ wrote plus the tables a run printed, each table with its provenance.
 A block is identified by its command (``NAME ARGS``): running the same command again replaces its
 block, a new command appends a block at the end of the page. ``--page`` alone re-runs every
 command recorded on that page. A run that fails or times out leaves the page as it was and exits
-non-zero (its stderr is shown). The default page of a benchmark is ``PAGES[NAME]``.
+non-zero (its stderr is shown), except with ``--record-failure``: for a benchmark whose exit status
+is its verdict (``soundness.py`` exits 1 on an under-report or a crash, ``audit.py`` on a verdict
+different from the known one), the table is the measurement, so it is written with the exit status
+in the header. A timeout never writes. The default page of a benchmark is ``PAGES[NAME]``.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ class Run:
     seconds: float
     started: dt.datetime
     load: tuple[float, float, float]
+    status: int = 0
 
 
 def _git(*args: str) -> str:
@@ -137,7 +141,7 @@ def machine(script: Path, load: tuple[float, float, float]) -> list[str]:
     ]
 
 
-def run(name: str, args: list[str], timeout: float | None) -> Run:
+def run(name: str, args: list[str], timeout: float | None, record_failure: bool = False) -> Run:
     script = BENCH / f"{name}.py"
     if not script.is_file():
         raise SystemExit(f"no benchmark {script.relative_to(ROOT)}")
@@ -158,15 +162,18 @@ def run(name: str, args: list[str], timeout: float | None) -> Run:
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-        raise SystemExit(f"{command}: exit status {proc.returncode}; the page is unchanged")
-    return Run(command, proc.stdout.rstrip("\n"), seconds, started, load)
+        if not (record_failure and proc.stdout.strip()):
+            raise SystemExit(f"{command}: exit status {proc.returncode}; the page is unchanged")
+    return Run(command, proc.stdout.rstrip("\n"), seconds, started, load, proc.returncode)
 
 
 def block(r: Run) -> str:
     name = r.command.split()[1].removeprefix("benchmarks/").removesuffix(".py")
     header = [
         f"`{r.command}`, run by `benchmarks/refresh_docs.py` on {r.started:%Y-%m-%d %H:%M} UTC "
-        f"at commit `{commit()}`, in {r.seconds:.0f} s of wall time.",
+        f"at commit `{commit()}`, in {r.seconds:.0f} s of wall time"
+        + (f"; it exited with status {r.status} (the benchmark reports a failure: see its output)."
+           if r.status else "."),
         "",
         *(f"- {line}" for line in machine(BENCH / f"{name}.py", r.load)),
         "",
@@ -211,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--page", help="docs/measurements/PAGE.md (default: the benchmark's page)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds before the run is abandoned")
     ap.add_argument("--list", action="store_true", help="list the commands recorded on every page")
+    ap.add_argument("--record-failure", action="store_true",
+                    help="write the output of a run that exits non-zero, with its exit status")
     a = ap.parse_args(argv)
     if a.list:
         for page in sorted(DOCS.glob("*.md")):
@@ -226,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{page.relative_to(ROOT)} records no command")
     DOCS.mkdir(parents=True, exist_ok=True)
     for name, args in todo:
-        write(page, run(name, args, a.timeout))
+        write(page, run(name, args, a.timeout, a.record_failure))
     return 0
 
 
