@@ -85,6 +85,7 @@ class Run:
     seconds: float
     started: dt.datetime
     load: tuple[float, float, float]
+    commit: str
     status: int = 0
 
 
@@ -150,6 +151,7 @@ def run(name: str, args: list[str], timeout: float | None, record_failure: bool 
     command = shlex.join(["python", f"benchmarks/{name}.py", *args])
     print(f"running {command} ...", file=sys.stderr, flush=True)
     load = os.getloadavg()
+    at = commit()  # at the start: the tree may move while a long benchmark runs
     started = dt.datetime.now(dt.timezone.utc)
     t0 = time.perf_counter()
     try:
@@ -164,14 +166,14 @@ def run(name: str, args: list[str], timeout: float | None, record_failure: bool 
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
         if not (record_failure and proc.stdout.strip()):
             raise SystemExit(f"{command}: exit status {proc.returncode}; the page is unchanged")
-    return Run(command, proc.stdout.rstrip("\n"), seconds, started, load, proc.returncode)
+    return Run(command, proc.stdout.rstrip("\n"), seconds, started, load, at, proc.returncode)
 
 
 def block(r: Run) -> str:
     name = r.command.split()[1].removeprefix("benchmarks/").removesuffix(".py")
     header = [
         f"`{r.command}`, run by `benchmarks/refresh_docs.py` on {r.started:%Y-%m-%d %H:%M} UTC "
-        f"at commit `{commit()}`, in {r.seconds:.0f} s of wall time"
+        f"at commit `{r.commit}`, in {r.seconds:.0f} s of wall time"
         + (f"; it exited with status {r.status} (the benchmark reports a failure: see its output)."
            if r.status else "."),
         "",
