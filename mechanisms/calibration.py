@@ -68,8 +68,8 @@ def _sensitivity(name: str, value: Any) -> Any:
 def laplace_scale(l1: Any, target: Guarantee) -> Any:
     """Laplace scale b (sympy) for L1 sensitivity ``l1`` meeting ``target`` (see module table).
 
-    The ApproxDP form inverts the Laplace privacy profile delta(eps) = 1 - exp((eps - Delta/b)/2) on
-    [-Delta/b, Delta/b] [@dong2022gaussian, Sec. 2.3], so it is exact, not a bound.
+    The ApproxDP form inverts the Laplace privacy profile [@dong2022gaussian, Sec. 2.3]
+    delta(eps) = 1 - exp((eps - Delta/b)/2) on [-Delta/b, Delta/b], so it is exact, not a bound.
     GDP targets are refused: Laplace noise is not calibrated to a Gaussian curve here.
     Rules live in ``laplace_scale_for`` (``functools.singledispatch`` on the target type), where a
     new guarantee type can be registered.

@@ -233,8 +233,8 @@ def subsampled_gaussian_kl(sampling_rate: float, noise_multiplier: float) -> flo
 
 
 def _log_a_fractional(q: float, s: float, a: float) -> float:
-    """An upper bound on log A_a at a fractional order a > 1, A_a = E_{N(0,s^2)}[(1 - q + q
-    e^{(2z-1)/(2 s^2)})^a] [@mironov2019sampled, Sec. 3.3]: the integral is split at z0, where
+    """An upper bound on log A_a at a fractional order a > 1 [@mironov2019sampled, Sec. 3.3],
+    A_a = E_{N(0,s^2)}[(1 - q + q e^{(2z-1)/(2 s^2)})^a]: the integral is split at z0, where
     the two addends are equal, and each side expanded by the binomial series in their ratio r <= 1:
 
         A_a = sum_i C(a,i) P [erfcx((i - z0)/(s sqrt 2)) + erfcx((z0 - a + i)/(s sqrt 2))] / 2,

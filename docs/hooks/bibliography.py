@@ -1,5 +1,4 @@
-"""MkDocs hook: pages that show text kept elsewhere (one source each): the bibliography lists the
-entries of docs/references.bib, the glossary is the README's."""
+"""MkDocs hook: the bibliography page lists the entries of docs/references.bib (one source)."""
 
 from __future__ import annotations
 
@@ -8,9 +7,7 @@ from pathlib import Path
 from typing import Any
 
 BIB = Path(__file__).resolve().parents[1] / "references.bib"
-README = Path(__file__).resolve().parents[2] / "README.md"
 MARKER = "<!-- entries of references.bib -->"
-GLOSSARY = "<!-- README: Glossary -->"
 
 
 def _entries() -> str:
@@ -25,15 +22,7 @@ def _entries() -> str:
     return "\n".join(sorted(lines))
 
 
-def _glossary() -> str:
-    text = README.read_text(encoding="utf-8")
-    body = text.split("\n## Glossary\n", 1)[1].split("\n## ", 1)[0]
-    return body.replace("(docs/references.bib)", "(bibliography.md)")
-
-
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     if MARKER in markdown:
         markdown = markdown.replace(MARKER, _entries())
-    if GLOSSARY in markdown:
-        markdown = markdown.replace(GLOSSARY, _glossary())
     return markdown
