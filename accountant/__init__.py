@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         bounded_range_renyi,
     )
     from .extensions.interop import OpacusAccountant, from_dp_event, register_dp_event
+    from .extensions.opendp import from_opendp, register_opendp_measure
     from .notions.closed_forms import GaussianTradeoff, LaplaceTradeoff
     from .notions.conversions import (
         finite_pair_rdp,
@@ -158,6 +159,7 @@ __all__ = [
     "dpsgd_steps",
     "finite_pair_rdp",
     "from_dp_event",
+    "from_opendp",
     "gdp_to_approx_dp",
     "gdp_to_tradeoff",
     "gdp_to_zcdp",
@@ -180,6 +182,7 @@ __all__ = [
     "register_composition",
     "register_dp_event",
     "register_guarantee",
+    "register_opendp_measure",
     "register_target",
     "subsample",
     "subsampled_gaussian",

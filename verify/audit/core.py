@@ -70,7 +70,7 @@ from .regions import (
 )
 from .renyi import claimed_renyi
 from .reports import AuditReport, Finding, TestPoint
-from .sampling import Progress, Sampler, make_tasks, root_seed, sampling_mode
+from .sampling import Progress, Sampler, follows_seed, make_tasks, root_seed, sampling_mode
 from .scores import FAMILIES, Family, Score, fit_scores
 
 #: Regions are chosen by the bound they would give at this multiple of the evaluation level: a
@@ -174,6 +174,10 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     else:
         pairs = _as_pairs(neighbours, search_rng)
     m = min(max_pairs, len(pairs))
+    # reproducibility is checked, not trusted: an adapter that declares seeded=False is believed
+    # (it can only add a warning), any other mechanism is drawn twice on one seed
+    seeded = (getattr(mechanism, "seeded", True) is not False
+              and follows_seed(mechanism, mode, pairs[0][0], root))
 
     if progress is None:  # automatic: long audits on an interactive terminal
         progress = sys.stderr.isatty() and samples * len(pairs) >= AUTO_PROGRESS_DRAWS
@@ -232,6 +236,13 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     notes = []
     if mode == "scalar" and samples * len(pairs) > 10**6:
         notes.append("plain callable: pass vectorised=True with a (data, rng, size) sampler for speed")
+    if not seeded:
+        how = getattr(mechanism, "seeding", "")
+        if not (isinstance(how, str) and how):
+            how = ("two runs of the mechanism on one seed gave different outputs (it draws from a "
+                   "random source of its own)")
+        notes.append(f"not reproducible from the seed: {how}; the bounds hold all the same "
+                     "(the draws are independent)")
     if floating_point and rep is None:
         notes.append("no floating-point outputs: the representation test does not apply")
     return AuditReport(
@@ -239,7 +250,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
         epsilon_lower=max(p.epsilon_lower for p in points), delta=d_report,
         mu_lower=max(p.mu_lower for p in points), p_value=min(p.p_value for p in points),
         witness=witness, points=tuple(points), distributional=dist, representation=rep,
-        floating_point=floating_point,
+        floating_point=floating_point, seeded=seeded,
         pairs=tuple(_short_repr(pairs[i]) for i in range(len(pairs))), candidate_pairs=len(pairs),
         samples_per_input=samples,
         samples_total=explored + 2 * (n_sel * len(pairs) + n_eval * len(evaluated)),

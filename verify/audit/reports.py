@@ -93,6 +93,9 @@ class AuditReport:
     n_tests: int
     seconds: float
     notes: tuple[str, ...] = field(default=())
+    #: False when the mechanism's outputs do not follow the audit's seed (a library with a random
+    #: source of its own, e.g. OpenDP or PyDP): the report cannot be reproduced from the seed
+    seeded: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}

@@ -154,6 +154,29 @@ class Sampler:
             yield out
 
 
+#: Draws taken twice on one seed to see whether a mechanism's outputs follow the audit's seed.
+SEED_CHECK_DRAWS = 4
+
+
+def follows_seed(mechanism: Auditable, mode: Mode, data: Data, root: np.random.SeedSequence) -> bool:
+    """Whether two runs of ``SEED_CHECK_DRAWS`` draws on one seed give the same outputs (a mechanism
+    that draws from a random source of its own does not). These draws are used for nothing else."""
+    seed = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31 + 3))
+    first = draw(mechanism, mode, data, SEED_CHECK_DRAWS, seed)
+    second = draw(mechanism, mode, data, SEED_CHECK_DRAWS, seed)
+    return _same(first, second)
+
+
+def _same(a: Output, b: Output) -> bool:
+    """Equal outputs, bit for bit where they pickle (a NaN equals itself), else by their repr."""
+    import pickle
+
+    try:
+        return pickle.dumps(a) == pickle.dumps(b)
+    except Exception:
+        return repr(a) == repr(b)
+
+
 def root_seed(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
     if isinstance(seed, np.random.SeedSequence):
         return seed
