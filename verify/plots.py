@@ -7,13 +7,14 @@ matplotlib is optional: ``pip install -e '.[plot]'`` (the ``plot`` extra).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from accountant import Guarantee, dpsgd_epsilon
+from accountant import CLTGDP, FDP, GDP, PLD, RDP, ZCDP, ApproxDP, Guarantee, PureDP, dpsgd_epsilon
 from accountant.core.types import FloatArray
 
 from .audit import AuditReport
@@ -81,57 +82,108 @@ def plot_tradeoff(guarantees: Sequence[Guarantee], labels: Sequence[str] | None 
     return ax
 
 
+@functools.singledispatch
+def profile_kind(g: Guarantee) -> str:
+    """What ``g.delta(eps)`` is, for a figure's legend: ``"tight"`` (the guarantee's exact profile),
+    ``"conversion bound"`` (an upper bound through a conversion, e.g. zCDP and RDP to (eps, delta)
+    [@canonne2020discrete]), ``"numeric bound"`` (a sound upper bound with a discretisation error,
+    the PLD) or ``"approximation"`` (the CLT: not a bound). Register a new guarantee type with
+    ``profile_kind.register``; an unregistered one is called a bound, never tight."""
+    return "upper bound"
+
+
+@profile_kind.register(PureDP)
+@profile_kind.register(ApproxDP)
+@profile_kind.register(GDP)
+@profile_kind.register(FDP)
+def _tight(g: Guarantee) -> str:
+    return "tight"
+
+
+@profile_kind.register(RDP)
+@profile_kind.register(ZCDP)
+def _conversion(g: Guarantee) -> str:
+    return "conversion bound"
+
+
+@profile_kind.register(PLD)
+def _numeric(g: Guarantee) -> str:
+    return "numeric bound"
+
+
+@profile_kind.register(CLTGDP)
+def _approximation(g: Guarantee) -> str:
+    return "approximation"
+
+
+PROFILE_STYLES = {"tight": "-", "conversion bound": "--", "numeric bound": "-.", "approximation": ":",
+                  "upper bound": "--"}
+
+
 def plot_profile(guarantees: Sequence[Guarantee], labels: Sequence[str] | None = None,
                  eps: Sequence[float] | FloatArray | None = None, ax: Any = None) -> Any:
-    """Privacy profiles delta(eps), log scale."""
+    """Privacy profiles delta(eps), log scale; each label says whether the curve is tight or a
+    bound (``profile_kind``), and the line style shows it (solid: tight, dashed: conversion bound)."""
     ax = _axes(ax)
     for i, g in enumerate(guarantees):
         e, d = profile_points(g, eps)
         keep = d > 0
-        ax.semilogy(e[keep], d[keep], label=labels[i] if labels else str(g))
-    ax.set(xlabel="epsilon", ylabel="delta(epsilon)", title="privacy profiles")
+        kind = profile_kind(g)
+        ax.semilogy(e[keep], d[keep], PROFILE_STYLES[kind],
+                    label=f"{labels[i] if labels else g}: {kind}")
+    ax.set(xlabel="epsilon", ylabel="delta(epsilon)",
+           title="privacy profiles (solid = tight)")
     ax.legend(fontsize="small")
     return ax
+
+
+def steps_grid(steps: int, points: int = 8) -> list[int]:
+    """Step counts from 1 to ``steps`` for a figure of epsilon against steps: ``points`` evenly
+    spaced ones and, below the first of them, a geometric head (epsilon rises fastest there)."""
+    if steps < 1 or points < 1:
+        raise ValueError(f"steps and points must be >= 1, got steps={steps!r}, points={points!r}")
+    even = [max(1, round(steps * (i + 1) / points)) for i in range(points)]
+    head = np.geomspace(1.0, even[0], max(2, points // 2) + 1)[:-1] if even[0] > 1 else np.array([1.0])
+    return sorted({*(round(float(t)) for t in head), *even})
 
 
 def plot_steps(sampling_rate: float, noise_multiplier: float, steps: Sequence[int], delta: float,
                ax: Any = None) -> Any:
     """Epsilon against DP-SGD steps: the certified bracket (PLD), the RDP bound and the CLT
-    approximation."""
+    approximation, each computed step count marked; the x axis spans the step counts. The bracket
+    is drawn as a band only where it is wide enough to see; otherwise the upper bound's label gives
+    its width."""
     ax = _axes(ax)
     p = steps_points(sampling_rate, noise_multiplier, steps, delta)
-    ax.fill_between(p["steps"], p["lower"], p["upper"], alpha=0.3, label="PLD bracket (certified)")
-    ax.plot(p["steps"], p["upper"], "-", label="PLD upper bound")
-    ax.plot(p["steps"], p["rdp"], "--", label="RDP bound")
-    ax.plot(p["steps"], p["clt"], ":", label="CLT (approximation)")
-    ax.set(xlabel="steps", ylabel=f"epsilon at delta = {delta:g}",
-           title=f"DP-SGD, q = {sampling_rate:g}, sigma = {noise_multiplier:g}")
+    t = p["steps"]
+    top = max(p["upper"].max(), p["rdp"].max(), p["clt"].max())
+    span = float(top - min(p["lower"].min(), p["clt"].min()))
+    width = float((p["upper"] - p["lower"]).max())
+    if width > 0.01 * span:
+        ax.fill_between(t, p["lower"], p["upper"], alpha=0.3, color="C0", label="PLD bracket (certified)")
+        upper = "PLD upper bound (certified)"
+    else:
+        upper = f"PLD upper bound (certified; exact within {width:.1g})"
+    ax.plot(t, p["upper"], "-", marker=".", color="C0", label=upper)
+    ax.plot(t, p["rdp"], "--", marker=".", color="C1", label="RDP bound")
+    ax.plot(t, p["clt"], ":", marker=".", color="C2", label="CLT (approximation)")
+    ax.set(xlabel="steps", ylabel=f"epsilon at delta = {delta:g}", xlim=(float(t[0]), float(t[-1])),
+           ylim=(0.0, None), title=f"DP-SGD, q = {sampling_rate:g}, sigma = {noise_multiplier:g}")
     ax.legend(fontsize="small")
     return ax
 
 
 def plot_audit(report: AuditReport, ax: Any = None) -> Any:
     """The audit's test points in the (alpha, beta) plane with their simultaneous confidence boxes,
-    against the claimed trade-off curve; a point whose box lies below the curve refutes it."""
-    from matplotlib.patches import Rectangle
-
-    ax = _axes(ax)
-    a, b = tradeoff_points(report.claim)
-    ax.plot(a, b, label=f"claim {report.claim}")
-    for i, t in enumerate(report.points):
-        ax.add_patch(Rectangle((t.alpha_lower, t.beta_lower), t.alpha_upper - t.alpha_lower,
-                               t.beta_upper - t.beta_lower, alpha=0.25, color="C1",
-                               label=f"{report.confidence:g} confidence boxes" if i == 0 else None))
-        ax.plot([t.alpha], [t.beta], ".", color="C1")
-    if report.witness is not None:
-        ax.plot([report.witness.alpha], [report.witness.beta], "x", color="C3", label="witness")
+    against the claimed trade-off curve, an inset magnifying the boxes, the witness marked; a box
+    wholly below the curve refutes the claim. The arrays: ``AuditReport.roc_points``."""
+    ax = report.plot(pyplot().subplots(figsize=(5.5, 5.5))[1] if ax is None else ax)
     verdict = "violation" if report.violation else "no violation found"
-    ax.set(xlabel="type I error alpha", ylabel="type II error beta", xlim=(0, 1), ylim=(0, 1),
-           title=f"audit: {verdict}, epsilon >= {report.epsilon_lower:.3g}"
-           if math.isfinite(report.epsilon_lower) else f"audit: {verdict}")
-    ax.legend(fontsize="small")
+    ax.set_title(f"audit: {verdict}, epsilon >= {report.epsilon_lower:.3g}"
+                 if math.isfinite(report.epsilon_lower) else f"audit: {verdict}")
     return ax
 
 
-__all__ = ["MATPLOTLIB_HINT", "plot_audit", "plot_profile", "plot_steps", "plot_tradeoff",
-           "profile_points", "pyplot", "steps_points", "tradeoff_points"]
+__all__ = ["MATPLOTLIB_HINT", "PROFILE_STYLES", "plot_audit", "plot_profile", "plot_steps",
+           "plot_tradeoff", "profile_kind", "profile_points", "pyplot", "steps_grid", "steps_points",
+           "tradeoff_points"]

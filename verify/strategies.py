@@ -20,6 +20,8 @@ from accountant.core.types import FloatArray
 
 from .neighbours.fixed import check_adjacency, check_domain
 
+__all__ = ["neighbouring"]
+
 
 def neighbouring(domain: tuple[float, float, int], adjacency: str = "replace", *,
                  integers: bool = False) -> st.SearchStrategy[tuple[FloatArray, FloatArray]]:

@@ -143,25 +143,71 @@ class AuditReport:
                 f"    alpha = {w.alpha:.4g} <= {w.alpha_upper:.4g}, beta = {w.beta:.4g} <= "
                 f"{w.beta_upper:.4g} (n = {w.n}, p = {w.p_value:.3g})"]
 
+    def roc_points(self, pad: float = 0.04) -> dict[str, Any]:
+        """The figure's arrays: each test point's (alpha, beta) and its simultaneous confidence box
+        (``alpha``, ``beta``, ``alpha_lower``, ``alpha_upper``, ``beta_lower``, ``beta_upper``), the
+        witness's index in ``points`` (-1 without one), the claimed curve (``claim_alpha``,
+        ``claim_beta``), the axes' limits (``xlim``, ``ylim``: [0, 1] widened by ``pad``, so a point
+        at beta = 0 is not drawn on the axis) and a square ``zoom`` window (x0, x1, y0, y1) around the
+        witness's box and the claim at its alpha (around all boxes without a witness), in which a box
+        a hundredth wide is visible as a box."""
+        pts = self.points
+        get = {k: np.array([getattr(t, k) for t in pts], dtype=np.float64)
+               for k in ("alpha", "beta", "alpha_lower", "alpha_upper", "beta_lower", "beta_upper")}
+        a = np.linspace(0.0, 1.0, 501)
+        out: dict[str, Any] = {**get, "claim_alpha": a, "claim_beta": np.asarray(self.claim.tradeoff(a)),
+                               "witness": next((i for i, t in enumerate(pts) if t is self.witness), -1),
+                               "xlim": (-pad, 1.0 + pad), "ylim": (-pad, 1.0 + pad), "zoom": None}
+        if pts:
+            # around the witness's box and the claim at its alpha (all the boxes without a witness),
+            # square so that boxes keep their shape, twice as wide as what it must show, in the axes
+            show = [out["witness"]] if out["witness"] >= 0 else list(range(len(pts)))
+            x0, x1 = float(get["alpha_lower"][show].min()), float(get["alpha_upper"][show].max())
+            curve = np.asarray(self.claim.tradeoff(np.clip(get["alpha"][show], 0.0, 1.0)), dtype=np.float64)
+            y0 = float(min(get["beta_lower"][show].min(), curve.min()))
+            y1 = float(max(get["beta_upper"][show].max(), curve.max()))
+            half = max(x1 - x0, y1 - y0, 0.02)
+            lo, hi = -pad, 1.0 + pad
+            cx = min(max((x0 + x1) / 2, lo + half), hi - half)
+            cy = min(max((y0 + y1) / 2, lo + half), hi - half)
+            out["zoom"] = (cx - half, cx + half, cy - half, cy + half)
+        return out
+
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Empirical points with confidence boxes against the claimed trade-off curve."""
+        """The test points with their simultaneous confidence boxes against the claimed trade-off
+        curve, and an inset magnifying the boxes; a box wholly below the curve refutes the claim."""
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
 
         if ax is None:
-            _, ax = plt.subplots(figsize=(5, 5))
-        a = np.linspace(0.0, 1.0, 501)
-        ax.plot(a, self.claim.tradeoff(a), label=f"claim {self.claim}")
-        for p in self.points:
-            ax.add_patch(Rectangle((p.alpha_lower, p.beta_lower), p.alpha_upper - p.alpha_lower,
-                                   p.beta_upper - p.beta_lower, fill=False, color="C3"))
-            ax.plot([p.alpha], [p.beta], "o", color="C3" if p is not self.witness else "C1")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("type I error alpha")
-        ax.set_ylabel("type II error beta")
-        ax.set_title("violation" if self.violation else "no violation found")
-        ax.legend()
+            _, ax = plt.subplots(figsize=(5.5, 5.5))
+        r = self.roc_points()
+        inset = ax.inset_axes((0.5, 0.5, 0.47, 0.47)) if r["zoom"] is not None else None
+        for target in (ax, inset) if inset is not None else (ax,):
+            target.plot(r["claim_alpha"], r["claim_beta"], color="C0",
+                        label=f"claim {self.claim}" if target is ax else None)
+            for i in range(len(self.points)):
+                witness = i == r["witness"]  # its box outlined in red, above its marker
+                target.add_patch(Rectangle(
+                    (r["alpha_lower"][i], r["beta_lower"][i]), r["alpha_upper"][i] - r["alpha_lower"][i],
+                    r["beta_upper"][i] - r["beta_lower"][i], facecolor=(1.0, 0.5, 0.05, 0.35),
+                    edgecolor="C3" if witness else "C1", linewidth=1.5 if witness else 1.0,
+                    zorder=6 if witness else 2,
+                    label=f"{self.confidence:g} confidence boxes" if target is ax and i == 0 else None))
+            if r["witness"] >= 0:
+                w = r["witness"]
+                target.plot([r["alpha"][w]], [r["beta"][w]], "X", color="C3",
+                            markersize=9 if target is ax else 6, markeredgecolor="black", zorder=5,
+                            label=f"witness ({r['alpha'][w]:.3f}, {r['beta'][w]:.3f})"
+                            if target is ax else None)
+        ax.set(xlabel="type I error alpha", ylabel="type II error beta", xlim=r["xlim"], ylim=r["ylim"],
+               title="violation" if self.violation else "no violation found")
+        if inset is not None:
+            x0, x1, y0, y1 = r["zoom"]
+            inset.set(xlim=(x0, x1), ylim=(y0, y1))
+            inset.tick_params(labelsize="x-small")
+            ax.indicate_inset_zoom(inset, edgecolor="grey")
+        ax.legend(fontsize="small", loc="lower left")
         return ax
 
 

@@ -42,7 +42,7 @@ def cmd_plot(args: argparse.Namespace) -> str:
         if q is None or sigma is None or steps is None or args.delta is None:
             raise CliError("plot steps needs the sampling rate, --noise-multiplier, --steps (the "
                            "largest) and --delta")
-        grid = sorted({max(1, round(steps * (i + 1) / args.points)) for i in range(args.points)})
+        grid = plots.steps_grid(steps, args.points)
         ax = plots.plot_steps(q, sigma, grid, args.delta)
     else:
         from verify.audit import audit
