@@ -73,3 +73,6 @@ class IncrementalPLD:
         if delta < max((law.inf for law in self.laws.values()), default=0.0):
             return math.inf
         return smallest_epsilon(self.delta, delta)
+
+
+__all__ = ["IncrementalPLD"]

@@ -137,3 +137,5 @@ class LogisticPair(Pair):
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
         return LogisticDirection(self.a), None
 
+
+__all__ = ["LogisticDirection", "LogisticPair"]

@@ -109,3 +109,6 @@ class GaussianVariancePair(Pair):
 
     def directions(self) -> tuple[LossDirection, LossDirection | None]:
         return _VarianceDirection(self.ratio, self.dof), _VarianceDirection(1.0 / self.ratio, self.dof)
+
+
+__all__ = ["GaussianVariancePair"]
