@@ -314,6 +314,12 @@ LEGAL = {
     **{(f"{g}.delta", "eps"): {"[1.0]"} for g in ("PureDP", "ApproxDP", "GDP", "ZCDP", "FDP", "PLD")},
 }  # (profiles are vectorised: delta([1.0]) is an array)
 
+#: Values of the "may be legal" table that one parameter must refuse (issue 27):
+#: (callable, parameter) -> reprs.
+MUST_REFUSE = {
+    ("mechanisms.Domain", "n"): {"None", "10**400", "-10**400", "0.0", "-1.0", "1e308", "inf"},
+}
+
 #: Parameters not walked: the data handed to the audited code (its failures are MechanismError).
 NOT_WALKED_PARAMS = {("verify.assert_private", "pair")}
 
@@ -397,6 +403,7 @@ def walk(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[
             key = (name, pname, _show(value))
             if key[2] in LEGAL.get((name, pname), set()):
                 continue
+            never_valid = never_valid or key[2] in MUST_REFUSE.get((name, pname), set())
             trial = sig.bind(*args, **kwargs)
             trial.arguments[pname] = value
             try:
@@ -426,6 +433,24 @@ def _show(value: Any) -> str:
 
 def _exported() -> list[str]:
     return [f"{pkg.__name__}.{n}" for pkg in (accountant, mechanisms, verify) for n in pkg.__all__]
+
+
+def test_domain_size_is_refused_by_name() -> None:
+    """Issue 27: an explicit ``n=None`` and a size past 10^15 are refused, naming n and its range
+    (omitting n still declares no size)."""
+    assert Domain(0, 1).n is None
+    for bad in (None, HUGE_INT, 0, 2.5, 10**15 + 1):
+        with pytest.raises((TypeError, ValueError), match=r"n must be an integer in \[1, 10\^15\]"):
+            Domain(0, 1, n=bad)
+    assert "401 digits" in _refusal(lambda: Domain(0, 1, n=HUGE_INT))
+
+
+def _refusal(call: Callable[[], Any]) -> str:
+    try:
+        call()
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    raise AssertionError("accepted")
 
 
 def test_every_export_is_walked_or_excused() -> None:
