@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         dpsgd_noise_multiplier,
         dpsgd_pld,
         dpsgd_sampling_rate,
+        dpsgd_schedule,
         dpsgd_steps,
     )
     from .compose.ledger import BudgetExceededError, Ledger, Release
@@ -161,6 +162,7 @@ __all__ = [
     "dpsgd_noise_multiplier",
     "dpsgd_pld",
     "dpsgd_sampling_rate",
+    "dpsgd_schedule",
     "dpsgd_steps",
     "finite_pair_rdp",
     "from_dp_event",

@@ -171,6 +171,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.discrete_gaussian_window": lambda: ((Fraction(4),), {}),
     "accountant.dpsgd_clt_mu": lambda: ((0.01, 1.0, 100), {}),
     "accountant.dpsgd_epsilon": lambda: ((0.01, 1.0, 10, 1e-5), {}),
+    "accountant.dpsgd_schedule": lambda: ((), {"epochs": 2.0, "batch_size": 10, "dataset_size": 100}),
     "accountant.dpsgd_pld": lambda: ((0.01, 1.0, 10), {}),
     "accountant.dpsgd_noise_multiplier": lambda: ((2.0, 1e-5, 0.5, 2), {"rtol": 1e-2}),
     "accountant.dpsgd_sampling_rate": lambda: ((2.0, 1e-5, 1.0, 5), {"rtol": 1e-2}),
