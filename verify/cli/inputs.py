@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GUARANTEE_KINDS",
     "add_guarantee_args",
+    "add_tol",
     "example_case",
     "guarantees_from",
     "json_arg",
@@ -30,6 +31,7 @@ __all__ = [
     "parse_float",
     "parse_repeat",
     "slug",
+    "tol_value",
 ]
 
 
@@ -122,12 +124,14 @@ def guarantees_from(args: argparse.Namespace, gs: list[Guarantee] | None = None)
     return gs
 
 
-def add_guarantee_args(p: argparse.ArgumentParser) -> None:
-    """The guarantee flags, ``--delta``/``--eps`` (the points reported) and ``--json``."""
+def add_guarantee_args(p: argparse.ArgumentParser, delta_default: str | None = None) -> None:
+    """The guarantee flags, ``--delta``/``--eps`` (the points reported) and ``--json``;
+    ``delta_default`` says in ``--help`` which delta is reported when none is given."""
     for kind, (metavar, text) in GUARANTEE_KINDS.items():
         p.add_argument(f"--{kind}", action="append", metavar=metavar, help=text)
     p.add_argument("--delta", action="append", type=float, metavar="DELTA",
-                   help="report epsilon at this delta (repeatable)")
+                   help="report epsilon at this delta (repeatable" + (
+                       f"; default: {delta_default})" if delta_default else ")"))
     p.add_argument("--eps", action="append", type=float, metavar="EPS",
                    help="report delta at this eps (repeatable)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -170,3 +174,25 @@ def json_arg(name: str, s: str) -> Any:
         return json.loads(s)
     except json.JSONDecodeError:
         raise CliError(f"{name}: expected JSON (a number or a list), got {s!r}") from None
+
+
+def tol_value(s: str) -> float:
+    """``--tol``: the PLD's accuracy, a number in [MIN_TOL, 1] (argparse reports anything else as a
+    one-line usage error, exit status 2)."""
+    from accountant.pld.settings import MIN_TOL
+
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [{MIN_TOL:g}, 1], got {s!r}") from None
+    if not MIN_TOL <= v <= 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"the PLD accuracy must be a number in [{MIN_TOL:g}, 1] "
+                                         f"(the target width in epsilon of its bracket), got {s!r}")
+    return v
+
+
+def add_tol(p: argparse.ArgumentParser, default: float | None = None) -> None:
+    """``--tol`` on a command that builds a PLD."""
+    p.add_argument("--tol", type=tol_value, default=default, metavar="TOL",
+                   help="PLD accuracy: target width in epsilon of its certified bracket"
+                   + ("" if default is not None else " (default: 3e-05)"))

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+import time
 import warnings
 from typing import Any, NoReturn
+
+#: When ``dpcert`` started (the import of the command line, before any command's work).
+_STARTED = time.perf_counter()
 
 #: Exit statuses of ``dpcert`` (also in ``dpcert --help`` and the README).
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_AUDITED_CODE_FAILED = 0, 1, 2, 3
@@ -27,6 +32,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_VIOLATION",
     "CliError",
+    "Formatter",
     "Parser",
     "add_command",
     "fmt",
@@ -34,6 +40,8 @@ __all__ = [
     "one_line",
     "run_command",
     "table",
+    "timing",
+    "timing_text",
 ]
 
 
@@ -53,12 +61,36 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """The help of every command: descriptions as written, and each option's default stated
+    (``(default: 3e-05)``) unless its help already says it or it has none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (default is None or default is False or default is argparse.SUPPRESS
+                or not action.option_strings or "default" in text):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
 def add_command(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
     """A sub-command ``name`` of ``sub`` (argparse's subparsers), its help also its description and
     the exit statuses its epilog."""
     p: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help, epilog=EXIT_CODES,
-                                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                                formatter_class=Formatter)
     return p
+
+
+def timing() -> dict[str, float]:
+    """The time of the whole command so far: ``wall`` seconds since ``dpcert`` started and ``cpu``
+    seconds of the process (its start-up included), each rounded to milliseconds."""
+    return {"wall": round(time.perf_counter() - _STARTED, 3), "cpu": round(time.process_time(), 3)}
+
+
+def timing_text(t: dict[str, float]) -> str:
+    """``timing()`` for a table."""
+    return f"{t['wall']:.2f} s wall, {t['cpu']:.2f} s CPU (the whole command)"
 
 
 def num(x: float) -> float | str:
@@ -98,5 +130,10 @@ def run_command(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
         print(f"{where}: the audited code failed: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_AUDITED_CODE_FAILED
-    print(text)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left (``dpcert ... | head``): end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
     return int(getattr(args, "status", EXIT_OK))
