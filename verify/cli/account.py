@@ -9,8 +9,8 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any, cast
 
-from .inputs import GUARANTEE_KINDS, add_guarantee_args, add_tol, guarantees_from, make_guarantee
-from .output import CliError, add_command, fmt, num, table
+from .inputs import GUARANTEE_KINDS, add_guarantee_args, guarantees_from, make_guarantee
+from .output import CliError, add_command, add_tol, fmt, num, table
 
 if TYPE_CHECKING:
     from accountant import Guarantee

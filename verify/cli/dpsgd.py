@@ -12,8 +12,7 @@ import math
 import sys
 from typing import Any
 
-from .inputs import add_tol
-from .output import CliError, add_command, fmt, num, table, timing, timing_text
+from .output import CliError, add_command, add_tol, fmt, num, table, timing, timing_text
 
 #: The comparison figures ``--also`` may ask for (``accountant.dpsgd_epsilon``'s ``also``).
 COMPARISONS = ("clt", "rdp")

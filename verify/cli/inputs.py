@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 __all__ = [
     "GUARANTEE_KINDS",
     "add_guarantee_args",
-    "add_tol",
     "example_case",
     "guarantees_from",
     "json_arg",
@@ -31,7 +30,6 @@ __all__ = [
     "parse_float",
     "parse_repeat",
     "slug",
-    "tol_value",
 ]
 
 
@@ -175,24 +173,3 @@ def json_arg(name: str, s: str) -> Any:
     except json.JSONDecodeError:
         raise CliError(f"{name}: expected JSON (a number or a list), got {s!r}") from None
 
-
-def tol_value(s: str) -> float:
-    """``--tol``: the PLD's accuracy, a number in [MIN_TOL, 1] (argparse reports anything else as a
-    one-line usage error, exit status 2)."""
-    from accountant.pld.settings import MIN_TOL
-
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [{MIN_TOL:g}, 1], got {s!r}") from None
-    if not MIN_TOL <= v <= 1.0:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"the PLD accuracy must be a number in [{MIN_TOL:g}, 1] "
-                                         f"(the target width in epsilon of its bracket), got {s!r}")
-    return v
-
-
-def add_tol(p: argparse.ArgumentParser, default: float | None = None) -> None:
-    """``--tol`` on a command that builds a PLD."""
-    p.add_argument("--tol", type=tol_value, default=default, metavar="TOL",
-                   help="PLD accuracy: target width in epsilon of its certified bracket"
-                   + ("" if default is not None else " (default: 3e-05)"))

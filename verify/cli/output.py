@@ -1,6 +1,6 @@
 """What ``dpcert`` prints and how it fails: the exit statuses, the user error reported as one line
 on stderr with exit status 2, the parser that reports its usage errors the same way, and the
-number formatting and ``key  value`` tables shared by the commands (``--json`` prints ``json.dumps``
+number formatting and ``key  value`` tables shared by the commands, the ``--tol`` flag and the timings (``--json`` prints ``json.dumps``
 of the same values)."""
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "Formatter",
     "Parser",
     "add_command",
+    "add_tol",
     "fmt",
     "num",
     "one_line",
@@ -42,6 +43,7 @@ __all__ = [
     "table",
     "timing",
     "timing_text",
+    "tol_value",
 ]
 
 
@@ -137,3 +139,25 @@ def run_command(args: argparse.Namespace) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
     return int(getattr(args, "status", EXIT_OK))
+
+
+def tol_value(s: str) -> float:
+    """``--tol``: the PLD's accuracy, a number in [MIN_TOL, 1] (argparse reports anything else as a
+    one-line usage error, exit status 2)."""
+    from accountant.pld.settings import MIN_TOL
+
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [{MIN_TOL:g}, 1], got {s!r}") from None
+    if not MIN_TOL <= v <= 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"the PLD accuracy must be a number in [{MIN_TOL:g}, 1] "
+                                         f"(the target width in epsilon of its bracket), got {s!r}")
+    return v
+
+
+def add_tol(p: argparse.ArgumentParser, default: float | None = None) -> None:
+    """``--tol`` on a command that builds a PLD."""
+    p.add_argument("--tol", type=tol_value, default=default, metavar="TOL",
+                   help="PLD accuracy: target width in epsilon of its certified bracket"
+                   + ("" if default is not None else " (default: 3e-05)"))
