@@ -1,7 +1,7 @@
 """What ``dpcert`` prints and how it fails: the exit statuses, the user error reported as one line
-on stderr with exit status 2, the parser that reports its usage errors the same way, and the
-number formatting and ``key  value`` tables shared by the commands, the ``--tol`` flag and the timings (``--json`` prints ``json.dumps``
-of the same values)."""
+on stderr with exit status 2, the parser that reports its usage errors the same way, the number
+formatting and ``key  value`` tables shared by the commands (``--json`` prints ``json.dumps`` of
+the same values), the ``--tol`` flag and the timings of the whole command."""
 
 from __future__ import annotations
 
