@@ -45,7 +45,8 @@ def test_tol_is_validated_wherever_a_pld_is_built(capsys: pytest.CaptureFixture[
                                                   command: tuple[str, ...], tol: str) -> None:
     code, out, err = run(capsys, *command, *(("--tol" + tol,) if tol.startswith("=") else ("--tol", tol)))
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and "--tol" in err and "[1e-09, 1]" in err, err
+    assert err.count("\n") == 1 and "--tol" in err, err
+    assert "[1e-09, 1]" in err or "invalid float value" in err, err
 
 
 def test_compose_takes_tol(capsys: pytest.CaptureFixture[str]) -> None:

@@ -120,6 +120,8 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings():  # numpy's floating-point notes are not for the CLI's user
             warnings.simplefilter("ignore", RuntimeWarning)
+            if "tol" in vars(args):
+                tol_value(args.tol)
             text = args.run(args)
     except CliError as exc:
         print(f"{where}: error: {one_line(str(exc))}", file=sys.stderr)
@@ -141,23 +143,21 @@ def run_command(args: argparse.Namespace) -> int:
     return int(getattr(args, "status", EXIT_OK))
 
 
-def tol_value(s: str) -> float:
-    """``--tol``: the PLD's accuracy, a number in [MIN_TOL, 1] (argparse reports anything else as a
-    one-line usage error, exit status 2)."""
+def tol_value(value: float | None) -> float | None:
+    """``--tol``: the PLD's accuracy, a number in [MIN_TOL, 1] (None: the default); ``CliError``
+    (one line, exit status 2) for 0, a negative number, NaN or more than 1."""
+    if value is None:
+        return None
     from accountant.pld.settings import MIN_TOL
 
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [{MIN_TOL:g}, 1], got {s!r}") from None
-    if not MIN_TOL <= v <= 1.0:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"the PLD accuracy must be a number in [{MIN_TOL:g}, 1] "
-                                         f"(the target width in epsilon of its bracket), got {s!r}")
-    return v
+    if not MIN_TOL <= value <= 1.0:  # NaN fails too
+        raise CliError(f"--tol: the PLD accuracy must be a number in [{MIN_TOL:g}, 1] (the target "
+                       f"width in epsilon of its bracket), got {value!r}")
+    return value
 
 
 def add_tol(p: argparse.ArgumentParser, default: float | None = None) -> None:
-    """``--tol`` on a command that builds a PLD."""
-    p.add_argument("--tol", type=tol_value, default=default, metavar="TOL",
+    """``--tol`` on a command that builds a PLD (checked by ``run_command`` before the command)."""
+    p.add_argument("--tol", type=float, default=default, metavar="TOL",
                    help="PLD accuracy: target width in epsilon of its certified bracket"
                    + ("" if default is not None else " (default: 3e-05)"))
