@@ -24,10 +24,16 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         dpsgd_noise_multiplier,
         dpsgd_pld,
         dpsgd_sampling_rate,
+        dpsgd_schedule,
         dpsgd_steps,
     )
     from .compose.ledger import BudgetExceededError, Ledger, Release
-    from .compose.serialisation import guarantee_from_dict, guarantee_to_dict, register_guarantee
+    from .compose.serialisation import (
+        guarantee_from_dict,
+        guarantee_to_dict,
+        register_curve,
+        register_guarantee,
+    )
     from .compose.subsampled_rdp import subsampled_gaussian_kl, subsampled_gaussian_rdp
     from .core.rounding import div_up
     from .extensions.bcdp import (
@@ -86,7 +92,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
     from .pld.distribution import PLD, compose_plds, pld_from_guarantee
     from .pld.models.base import Pair
     from .pld.models.discrete import DiscreteGaussianPair, DiscreteLaplacePair, TruncatedDiscreteGaussianPair
-    from .pld.models.finite import ApproxDPPair, FinitePair, RandomizedResponsePair
+    from .pld.models.finite import ApproxDPPair, CurvePair, FinitePair, RandomizedResponsePair
     from .pld.models.gaussian import GaussianPair
     from .pld.models.laplace import LaplacePair
     from .pld.models.mixture import MixtureGaussianPair
@@ -108,6 +114,7 @@ __all__ = [
     "BudgetExceededError",
     "CallableTradeoff",
     "CoordinateDP",
+    "CurvePair",
     "DPSGDAccount",
     "DiscreteGaussianPair",
     "DiscreteLaplacePair",
@@ -156,6 +163,7 @@ __all__ = [
     "dpsgd_noise_multiplier",
     "dpsgd_pld",
     "dpsgd_sampling_rate",
+    "dpsgd_schedule",
     "dpsgd_steps",
     "finite_pair_rdp",
     "from_dp_event",
@@ -180,6 +188,7 @@ __all__ = [
     "rdp_to_approx_dp",
     "rdp_to_approx_dp_classic",
     "register_composition",
+    "register_curve",
     "register_dp_event",
     "register_guarantee",
     "register_opendp_measure",

@@ -32,6 +32,21 @@ __all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_fl
 #: Most offending values quoted in an out-of-domain error.
 MAX_QUOTED = 5
 
+#: Largest dataset size a domain declares (as ``accountant``'s counts: beyond it no float holds 1/n
+#: and its neighbours apart).
+MAX_N = 10**15
+
+
+class _Unsized:
+    """The default of ``Domain.n``: no size declared (stored as ``None``). Passing ``n=None``
+    explicitly is refused, so that a missing size is a decision, not an accident."""
+
+    def __repr__(self) -> str:
+        return "<no size declared>"
+
+
+UNSIZED: Any = _Unsized()
+
 
 def as_expr(name: str, value: Any) -> Any:
     """A sympy expression from a number, a ``Fraction`` or a sympy object.
@@ -93,13 +108,14 @@ class Domain:
 
     ``lower``/``upper`` are one value (every coordinate) or one value per coordinate (then ``d`` is
     their length). ``n`` is the dataset size (``"replace"``) or its public lower bound
-    (``"add_remove"``); ``None`` when no query needs it. With ``clip=True`` records are clipped into
-    the box before any query; otherwise a record outside it raises ``ValueError``.
+    (``"add_remove"``), an integer in [1, 10^15] or a sympy symbol; omit it when no query needs it
+    (the attribute is then ``None``; an explicit ``n=None`` is refused). With ``clip=True`` records
+    are clipped into the box before any query; otherwise a record outside it raises ``ValueError``.
     """
 
     lower: Any = 0
     upper: Any = 1
-    n: Any = None
+    n: Any = UNSIZED
     d: Any = 1
     adjacency: Adjacency = "replace"
     clip: bool = False
@@ -127,9 +143,14 @@ class Domain:
             if is_numeric(a) and is_numeric(b) and not bool(a < b):
                 raise ValueError(f"lower must be < upper in every coordinate; coordinate {j} has "
                                  f"lower = {a}, upper = {b}")
-        n = None if self.n is None else as_expr("n", self.n)
-        if n is not None and is_numeric(n) and not (n.is_integer and n >= 1):
-            raise ValueError(f"n must be a positive integer or a symbol, got {self.n!r}")
+        if self.n is None:
+            raise TypeError("n must be an integer in [1, 10^15] or a sympy symbol, got None; omit n "
+                            "when no query needs the dataset size")
+        n = None if self.n is UNSIZED else as_expr("n", self.n)
+        if n is not None and is_numeric(n) and not (n.is_integer and 1 <= n <= MAX_N):
+            shown = (f"an integer with {len(str(abs(int(n))))} digits"
+                     if n.is_integer and abs(n) >= 10**30 else repr(self.n))
+            raise ValueError(f"n must be an integer in [1, 10^15] or a sympy symbol, got {shown}")
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "d", d)
@@ -182,7 +203,11 @@ class Domain:
         hi = tuple(_bind_expr(b, values) for b in self.upper)
         d = _bind_expr(self.d, values)
         return replace(self, lower=lo if len(lo) > 1 else lo[0], upper=hi if len(hi) > 1 else hi[0],
-                       n=None if self.n is None else _bind_expr(self.n, values), d=d)
+                       n=UNSIZED if self.n is None else _bind_expr(self.n, values), d=d)
+
+    def clipped(self) -> Domain:
+        """The same declaration with ``clip=True``."""
+        return replace(self, n=UNSIZED if self.n is None else self.n, clip=True)
 
     def describe(self) -> str:
         """One line: records, size and adjacency."""

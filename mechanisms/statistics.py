@@ -11,7 +11,6 @@ bins a record can touch (``Histogram``): with Laplace noise and eps-DP, disjoint
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -52,7 +51,7 @@ def calibrated(query: Query, target: Guarantee, noise: NoiseKind = "laplace", **
 def _clipped(domain: Domain) -> Domain:
     if not isinstance(domain, Domain):
         raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
-    return replace(domain, clip=True)
+    return domain.clipped()
 
 
 def _edges(edges: Sequence[float] | None) -> tuple[float, ...] | None:

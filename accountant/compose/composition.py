@@ -332,8 +332,9 @@ def advanced_composition_profile(pairs: Sequence[tuple[float, float]]) -> Callab
 
 def compose_advanced(gs: Sequence[Guarantee]) -> FDP:
     """The advanced composition theorem as an f-DP guarantee built from its profile. A baseline."""
-    return FDP(ProfileTradeoff(advanced_composition_profile(
-        [_eps_delta(g) for g in _guarantee_list(gs)])))
+    parts = [_eps_delta(g) for g in _guarantee_list(gs)]
+    return FDP(ProfileTradeoff(advanced_composition_profile(parts),
+                               label=f"advanced composition of {len(parts)} releases"))
 
 
 register_composition(GDP, lambda gs: GDP(hypot_up(g.mu for g in gs)))  # [@dong2022gaussian, Cor. 3.3]

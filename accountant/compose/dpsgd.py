@@ -5,6 +5,10 @@ the central-limit mu of [@bu2020deep] / [@dong2022gaussian, Cor. 5.4],
 mu = q sqrt(T (e^{1/sigma^2} - 1)), marked approximate, and the RDP bound
 [@mironov2019sampled] for comparison.
 
+The run is given as Opacus users write it too: ``batch_size`` and ``dataset_size`` (Poisson rate
+q = batch_size / dataset_size, the expected batch) for the sampling rate, ``epochs`` (of 1/q steps
+each, rounded up) for the steps; a combination that disagrees is refused.
+
 ``dpsgd_noise_multiplier``, ``dpsgd_sampling_rate`` and ``dpsgd_steps`` solve for one parameter
 given a target (eps, delta). A secant search on a coarse (still sound) PLD estimates the boundary
 in a few evaluations; ``accountant.calibrate`` then certifies a bracket of relative width ``rtol``
@@ -16,8 +20,9 @@ boundary of that sound bound lies within ``rtol`` of it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from accountant.compose.calibration import calibrate, calibrate_count
 from accountant.compose.subsampled_rdp import check_dpsgd_parameters, subsampled_gaussian_rdp
@@ -35,8 +40,8 @@ class DPSGDAccount:
 
     ``epsilon_lower <= exact epsilon <= epsilon_upper`` (PLD bracket; ``epsilon_upper`` is the
     figure to report). ``clt_mu``/``clt_epsilon`` are the CLT approximation: not bounds.
-    ``rdp_epsilon`` is the (looser) RDP upper bound. ``epsilon(delta)`` answers any other delta
-    from the same composed PLD (``pld``).
+    ``rdp_epsilon`` is the (looser) RDP upper bound. Those three are None when not asked for
+    (``also``). ``epsilon(delta)`` answers any other delta from the same composed PLD (``pld``).
     """
 
     sampling_rate: float
@@ -45,9 +50,9 @@ class DPSGDAccount:
     delta: float
     epsilon_lower: float
     epsilon_upper: float
-    clt_mu: float
-    clt_epsilon: float
-    rdp_epsilon: float
+    clt_mu: float | None
+    clt_epsilon: float | None
+    rdp_epsilon: float | None
     pld: PLD = field(repr=False, compare=False)
 
     def epsilon(self, delta: float | None = None) -> float:
@@ -64,18 +69,90 @@ def dpsgd_clt_mu(sampling_rate: float, noise_multiplier: float, steps: int) -> f
     return q * math.sqrt(t * math.expm1(1.0 / (s * s)))
 
 
-def dpsgd_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float,
-                  tol: float = DEFAULT_TOL) -> DPSGDAccount:
+#: The comparison figures ``dpsgd_epsilon`` can add to the PLD bracket.
+COMPARISONS = ("clt", "rdp")
+
+
+def dpsgd_epsilon(sampling_rate: float | None = None, noise_multiplier: float | None = None,
+                  steps: int | None = None, delta: float | None = None, tol: float = DEFAULT_TOL, *,
+                  epochs: float | None = None, batch_size: int | None = None,
+                  dataset_size: int | None = None, also: Collection[str] = COMPARISONS) -> DPSGDAccount:
     """Epsilon of DP-SGD with Poisson sampling rate q, noise multiplier sigma, T steps, at delta
-    (add/remove adjacency, sensitivity = clipping norm)."""
-    q, s, t = check_dpsgd_parameters(sampling_rate, noise_multiplier, steps)
+    (add/remove adjacency, sensitivity = clipping norm): the PLD bracket, and the figures of
+    ``also`` for comparison (``"clt"``: the CLT estimate, ``"rdp"``: the RDP bound; ``also=()``
+    skips them, which is most of the time of a long run).
+
+    The rate may be given as ``batch_size`` and ``dataset_size`` and the steps as ``epochs``
+    (module docstring), e.g. ``dpsgd_epsilon(noise_multiplier=1.1, batch_size=256,
+    dataset_size=60_000, epochs=10, delta=1e-5)``."""
+    q, t = dpsgd_schedule(sampling_rate, steps, epochs=epochs, batch_size=batch_size,
+                          dataset_size=dataset_size)
+    if noise_multiplier is None:
+        raise TypeError("dpsgd_epsilon needs noise_multiplier")
+    if delta is None:
+        raise TypeError("dpsgd_epsilon needs delta")
+    q, s, t = check_dpsgd_parameters(q, noise_multiplier, t)
     d = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    extra = _comparisons(also)
     pld = dpsgd_pld(q, s, t, tol)
     lower, upper = pld.epsilon_bracket(d)
-    mu = dpsgd_clt_mu(q, s, t)
-    clt_eps = GDP(mu).epsilon(d) if math.isfinite(mu) else math.inf
-    return DPSGDAccount(q, s, t, d, lower, upper, mu, clt_eps,
-                        subsampled_gaussian_rdp(q, s, t).epsilon(d), pld)
+    mu = clt_eps = rdp_eps = None
+    if "clt" in extra:
+        mu = dpsgd_clt_mu(q, s, t)
+        clt_eps = GDP(mu).epsilon(d) if math.isfinite(mu) else math.inf
+    if "rdp" in extra:
+        rdp_eps = subsampled_gaussian_rdp(q, s, t).epsilon(d)
+    return DPSGDAccount(q, s, t, d, lower, upper, mu, clt_eps, rdp_eps, pld)
+
+
+def _comparisons(also: Collection[str]) -> frozenset[str]:
+    if isinstance(also, str) or not isinstance(also, Collection):
+        raise TypeError(f"also must be a collection of {COMPARISONS}, got {also!r}")
+    unknown = sorted(str(a) for a in also if a not in COMPARISONS)
+    if unknown:
+        raise ValueError(f"also must hold only {', '.join(COMPARISONS)}; got {unknown}")
+    return frozenset(also)
+
+
+def dpsgd_schedule(sampling_rate: float | None = None, steps: int | None = None, *,
+                   epochs: float | None = None, batch_size: int | None = None,
+                   dataset_size: int | None = None) -> tuple[float, int]:
+    """(sampling rate, steps) of a DP-SGD run given either way: ``sampling_rate`` or
+    ``batch_size / dataset_size`` (Poisson sampling with that expected batch); ``steps`` or
+    ``epochs`` of 1/q steps each, rounded up (more steps: a larger, still sound epsilon; Opacus'
+    ``get_noise_multiplier`` takes ``int(epochs / sample_rate)``, at most one step fewer). Both
+    forms of one parameter may be given only when they agree."""
+    q = sampling_rate
+    if batch_size is not None or dataset_size is not None:
+        if batch_size is None or dataset_size is None:
+            raise TypeError("batch_size and dataset_size go together (the sampling rate is "
+                            "batch_size / dataset_size)")
+        n = check_count("dataset_size", dataset_size)
+        b = check_count("batch_size", batch_size, high=n)
+        ratio = b / n
+        if q is not None and check_real("sampling_rate", q, low=0.0, high=1.0, low_open=True) != ratio:
+            raise ValueError(f"inconsistent sampling: sampling_rate = {q!r} but batch_size / "
+                             f"dataset_size = {b}/{n} = {ratio!r}; give one of them")
+        q = ratio
+        exact = Fraction(b, n)
+    if q is None:
+        raise TypeError("give sampling_rate, or batch_size and dataset_size")
+    q = check_real("sampling_rate", q, low=0.0, high=1.0, low_open=True)
+    if batch_size is None:
+        exact = Fraction(q)
+    if epochs is None:
+        if steps is None:
+            raise TypeError("give steps, or epochs")
+        return q, check_count("steps", steps)
+    e = check_real("epochs", epochs, low=0.0, low_open=True, high=1e12)
+    per = Fraction(e) / exact
+    from_epochs = max(1, math.ceil(per))
+    if abs(per - round(per)) <= 1e-9 * per:  # 1 / 0.01 is 100, not 101 (the rate is a double)
+        from_epochs = max(1, round(per))
+    if steps is not None and check_count("steps", steps) != from_epochs:
+        raise ValueError(f"inconsistent length: steps = {steps} but epochs = {e:g} at rate {q:g} is "
+                         f"{from_epochs} steps; give one of them")
+    return q, from_epochs
 
 
 def dpsgd_pld(sampling_rate: float, noise_multiplier: float, steps: int,
@@ -90,17 +167,21 @@ def dpsgd_pld(sampling_rate: float, noise_multiplier: float, steps: int,
 CALIBRATION_RTOL = 1e-3
 
 
-def dpsgd_noise_multiplier(target_epsilon: float, delta: float, sampling_rate: float, steps: int,
-                           *, rtol: float = CALIBRATION_RTOL) -> float:
+def dpsgd_noise_multiplier(target_epsilon: float, delta: float, sampling_rate: float | None = None,
+                           steps: int | None = None, *, epochs: float | None = None,
+                           batch_size: int | None = None, dataset_size: int | None = None,
+                           rtol: float = CALIBRATION_RTOL) -> float:
     """The least noise multiplier sigma (within a relative ``rtol``) whose T DP-SGD steps at rate
-    q are shown, by the sound PLD bound, to be (target_epsilon, delta)-DP.
+    q are shown, by the sound PLD bound, to be (target_epsilon, delta)-DP; the run given by
+    ``sampling_rate`` or ``batch_size``/``dataset_size``, and ``steps`` or ``epochs``
+    (``dpsgd_schedule``).
 
     Like Opacus' ``get_noise_multiplier``, but the answer is certified by ``accountant.calibrate``
     (``implies`` on a pessimistic PLD) rather than read from an estimate.
     """
     eps, d, rtol = _check_target(target_epsilon, delta, rtol)
-    q = check_real("sampling_rate", sampling_rate, low=0.0, high=1.0, low_open=True)
-    t = check_count("steps", steps)
+    q, t = dpsgd_schedule(sampling_rate, steps, epochs=epochs, batch_size=batch_size,
+                          dataset_size=dataset_size)
     tol = _pld_tol(eps, rtol)
     # the CLT guess sigma^-2 = log(1 + mu^2 / (q^2 T)), mu the GDP level of the target
     guess = 1.0 / math.sqrt(math.log1p((_gdp_mu(eps, d) / q) ** 2 / t))

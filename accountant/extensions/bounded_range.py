@@ -64,7 +64,8 @@ class BoundedRange(PureDP):
         """The curve of the exact profile [@dong2022gaussian, Prop. 2.12] on 401 eps' in [0, eps]
         (f_{eps,0} is among its lines, from delta(eps) = 0), held by its sound piecewise-linear
         lower envelope so that curve comparisons (``implies`` with f-DP targets) are proofs."""
-        return ProfileTradeoff(self._delta_checked, np.linspace(0.0, self.eps, 401)).lower_envelope()
+        return ProfileTradeoff(self._delta_checked, np.linspace(0.0, self.eps, 401),
+                               label=f"the profile of {self}").lower_envelope()
 
     def __str__(self) -> str:
         return f"{self.eps:g}-BR"

@@ -15,17 +15,22 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 from accountant.compose.composition import compose
+from accountant.compose.subsampled_rdp import subsampled_gaussian_rdp
 from accountant.core.rounding import LIBM_ULP, div_down, div_up
-from accountant.core.validation import check_count, check_real
+from accountant.core.validation import check_count, check_real, check_reals
 from accountant.notions.closed_forms import LaplaceTradeoff
-from accountant.notions.guarantees import FDP, GDP, RDP, ZCDP, Guarantee, PureDP
+from accountant.notions.guarantees import FDP, GDP, RDP, ZCDP, Guarantee, PureDP, rdp_epsilon
 from accountant.pld.distribution import PLD, pld_from_guarantee
+from accountant.pld.settings import DEFAULT_TOL, check_tol
 from accountant.pld.subsampling import subsample, subsampled_gaussian
+
+#: The Renyi orders of Opacus' RDP accountant (``get_privacy_spent``'s default ``alphas``).
+OPACUS_ALPHAS: tuple[float, ...] = (*(k / 10 for k in range(11, 110)), *(float(a) for a in range(12, 64)))
 
 
 class OpacusAccountant:
@@ -46,7 +51,7 @@ class OpacusAccountant:
 
     def __init__(self) -> None:
         self.history: list[tuple[float, float, int]] = []
-        self._cache: tuple[tuple[tuple[float, float, int], ...], PLD] | None = None
+        self._cache: tuple[tuple[tuple[tuple[float, float, int], ...], float], PLD] | None = None
 
     @classmethod
     def mechanism(cls) -> str:
@@ -64,19 +69,50 @@ class OpacusAccountant:
     def __len__(self) -> int:
         return sum(t for _, _, t in self.history)
 
-    def guarantee(self) -> Guarantee:
-        """The composed guarantee of the steps so far (a PLD; 0-DP before the first step)."""
+    def guarantee(self, tol: float | None = None, poisson: bool = True) -> Guarantee:
+        """The composed guarantee of the steps so far (a PLD of accuracy ``tol``, default
+        ``DEFAULT_TOL``; 0-DP before the first step)."""
+        if poisson is not True:
+            raise ValueError("poisson must be True: this accountant composes Poisson-subsampled "
+                             "steps (for fixed-size batches compose accountant.subsample(..., "
+                             "scheme='without_replacement') yourself)")
+        tol = DEFAULT_TOL if tol is None else check_tol(tol)
         if not self.history:
             return PureDP(0.0)
-        key = tuple(self.history)
+        key = (tuple(self.history), tol)
         if self._cache is None or self._cache[0] != key:
-            parts = [subsampled_gaussian(s, q).self_compose(t) for s, q, t in key]
+            parts = [subsampled_gaussian(s, q, tol=tol).self_compose(t) for s, q, t in key[0]]
             self._cache = (key, parts[0].compose(*parts[1:]) if len(parts) > 1 else parts[0])
         return self._cache[1]
 
-    def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
-        """Sound upper bound on the epsilon spent so far at ``delta``."""
-        return self.guarantee().epsilon(delta)
+    def get_epsilon(self, delta: float, *, eps_error: float | None = None, poisson: bool = True) -> float:
+        """Sound upper bound on the epsilon spent so far at ``delta``.
+
+        The keywords of Opacus' accountants that mean something here are taken: ``eps_error`` (its
+        PRV accountant's accuracy) is the PLD's ``tol``, the target width of the bracket (the
+        bound is sound at any); ``poisson`` (its GDP accountant's) must be True, as the steps
+        are Poisson-subsampled. Any other keyword is refused (TypeError), not ignored."""
+        return self.guarantee(eps_error, poisson).epsilon(delta)
+
+    def get_privacy_spent(self, delta: float, alphas: Sequence[float] | None = None) -> tuple[float, float]:
+        """``(eps, best_alpha)`` as Opacus' RDP accountant returns them: ``eps`` is the sound PLD
+        upper bound (``get_epsilon``, tighter than the RDP bound at every order) and
+        ``best_alpha`` the Renyi order at which the RDP bound of the same steps
+        (``subsampled_gaussian_rdp``, converted by [@canonne2020discrete, Prop. 12]) is least,
+        over ``alphas`` (default: Opacus' orders). Before the first step: ``(0.0, nan)``."""
+        orders = OPACUS_ALPHAS if alphas is None else check_reals("alphas", alphas, low=1.0,
+                                                                  low_open=True)
+        if not orders:
+            raise ValueError("alphas must hold at least one order > 1")
+        eps = self.get_epsilon(delta)
+        if not self.history:
+            return eps, math.nan
+        total = [0.0] * len(orders)
+        for s, q, t in self.history:
+            rdp = subsampled_gaussian_rdp(q, s, t, orders=orders)
+            total = [a + b for a, b in zip(total, rdp.epsilons, strict=True)]
+        converted = [rdp_epsilon(a, r, delta) for a, r in zip(orders, total, strict=True)]
+        return eps, float(orders[min(range(len(orders)), key=converted.__getitem__)])
 
     def get_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon spent so far."""

@@ -16,7 +16,7 @@ from scipy import special
 from accountant.core.rounding import LIBM_REL, round_up
 from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_real
-from accountant.notions.tradeoff import LossMoments, TradeoffFunction
+from accountant.notions.tradeoff import CURVES, LossMoments, TradeoffFunction
 
 
 def gaussian_profile(mu: float, eps: ArrayLike) -> FloatArray:
@@ -156,3 +156,9 @@ class LaplaceTradeoff(TradeoffFunction):
 
     def __repr__(self) -> str:
         return f"Laplace(eps={self.eps:g})"
+
+
+CURVES.register(GaussianTradeoff, "gaussian")
+
+
+CURVES.register(LaplaceTradeoff, "laplace")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -24,7 +24,7 @@ from accountant.notions.discrete_gaussian import (
     discrete_gaussian_points,
     gauss_masses,
 )
-from accountant.notions.tradeoff import LossMoments, PiecewiseLinearTradeoff
+from accountant.notions.tradeoff import CURVES, LossMoments, PiecewiseLinearTradeoff
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +51,9 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     loss_atol: float = 0.0
     #: What the curve is the curve of (e.g. "discrete Laplace(b=2, shift=1)"), for reprs only.
     label: str = ""
+    #: How a named constructor built it, ``(name, *JSON arguments)`` (``RECIPES``): the curve is
+    #: stored as that, not as its atoms (a discrete Gaussian curve holds 10^5 of them).
+    recipe: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -71,10 +74,12 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     @classmethod
     def from_losses(cls, losses: ArrayLike, q_masses: ArrayLike, q_inf: float = 0.0,
                     p_ninf: float = 0.0, *, p_masses: ArrayLike | None = None,
-                    mass_rtol: float = 0.0, loss_atol: float = 0.0, label: str = "") -> FiniteLossTradeoff:
+                    mass_rtol: float = 0.0, loss_atol: float = 0.0, label: str = "",
+                    recipe: tuple[Any, ...] = ()) -> FiniteLossTradeoff:
         """The pair with Q-masses ``q_masses`` at ``losses`` (P-masses q e^-l, or ``p_masses``
         when given, e.g. computed in log space where e^-l overflows); see the class docstring
-        for ``mass_rtol`` and ``loss_atol``; ``label`` names the model in reprs."""
+        for ``mass_rtol`` and ``loss_atol``; ``label`` names the model in reprs and ``recipe`` is
+        how a named constructor rebuilds it (its JSON form)."""
         l_ = as_float_array("losses", losses).ravel()
         q = as_float_array("q_masses", q_masses).ravel()
         if l_.shape != q.shape or (q < 0).any() or not np.isfinite(l_).all():
@@ -105,7 +110,7 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
             betas = np.concatenate([betas, [0.0]])
         betas = np.clip(betas, 0.0, 1.0 - alphas)
         return cls(alphas, betas, losses=l_, q_masses=q, q_inf=float(q_inf), p_ninf=float(p_ninf),
-                   mass_rtol=mass_rtol, loss_atol=loss_atol, label=label)
+                   mass_rtol=mass_rtol, loss_atol=loss_atol, label=label, recipe=recipe)
 
     @classmethod
     def approx_dp(cls, eps: float, delta: float = 0.0) -> FiniteLossTradeoff:
@@ -117,7 +122,7 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
         return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,
                                p_masses=[w_c, w], mass_rtol=LIBM_REL + 4.0 * UNIT_ROUNDOFF,  # expit's exp
-                               label=f"({eps:.6g}, {delta:.6g})-DP")
+                               label=f"({eps:.6g}, {delta:.6g})-DP", recipe=("approx_dp", eps, delta))
 
     @classmethod
     def discrete_laplace(cls, scale: float, sensitivity: int = 1) -> FiniteLossTradeoff:
@@ -145,7 +150,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         # at most log 2 with slope at most 1/2); exp and expm1 add LIBM_REL each, the products 2u
         mass_rtol = 3.0 * UNIT_ROUNDOFF * shift / scale + 4.0 * LIBM_REL
         return cls.from_losses(losses, q, loss_atol=2.0 * UNIT_ROUNDOFF * shift / scale, mass_rtol=mass_rtol,
-                               label=f"discrete Laplace(b={scale:.6g}, shift={shift})")
+                               label=f"discrete Laplace(b={scale:.6g}, shift={shift})",
+                               recipe=("discrete_laplace", scale, shift))
 
     @classmethod
     def discrete_gaussian(cls, sigma2: float | Fraction, shift: int = 1,
@@ -172,7 +178,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         tail = check_real("tail", tail, low=1.0, high=64.0)
         if shift == 0:
             return cls.from_losses([0.0], [1.0])
-        y, s2, log_z, log_z_err, outside = discrete_gaussian_points(check_sigma2(sigma2), shift, tail)
+        exact = check_sigma2(sigma2)
+        y, s2, log_z, log_z_err, outside = discrete_gaussian_points(exact, shift, tail)
         yf = y.astype(np.float64)
         losses = (2.0 * shift * yf - float(shift) ** 2) / (2.0 * s2)
         q, q_rtol = gauss_masses(yf - shift, s2, log_z, log_z_err, excess=outside)
@@ -184,7 +191,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         return cls.from_losses(losses, q, q_inf=q_inf, p_ninf=p_ninf, p_masses=p,
                                mass_rtol=max(q_rtol, p_rtol),
                                loss_atol=atol,
-                               label=f"discrete Gaussian(sigma^2={s2:.6g}, shift={shift})")
+                               label=f"discrete Gaussian(sigma^2={s2:.6g}, shift={shift})",
+                               recipe=("discrete_gaussian", str(exact), shift, tail))
 
     @classmethod
     def randomized_response(cls, eps: float, k: int = 2) -> FiniteLossTradeoff:
@@ -196,7 +204,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         # z errs by exp's LIBM_REL and 2u, each mass by that, exp's again and 2u more
         return cls.from_losses([eps, 0.0, -eps], q, p_masses=q[::-1],
                                mass_rtol=2.0 * LIBM_REL + 4.0 * UNIT_ROUNDOFF,
-                               label=f"{k}-ary randomized response(eps={eps:.6g})")
+                               label=f"{k}-ary randomized response(eps={eps:.6g})",
+                               recipe=("randomized_response", eps, k))
 
     def _profile(self, eps: FloatArray) -> FloatArray:
         if self.losses.size == 0:
@@ -247,3 +256,44 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         if self.label:
             return f"{self.label} curve ({self.losses.size} loss values)"
         return f"FiniteLossTradeoff({self.losses.size} loss values, q_inf={self.q_inf:g})"
+
+
+#: The named constructors a ``recipe`` may call, with its JSON arguments.
+RECIPES: dict[str, Any] = {
+    "approx_dp": FiniteLossTradeoff.approx_dp,
+    "discrete_laplace": FiniteLossTradeoff.discrete_laplace,
+    "discrete_gaussian": lambda s2, shift, tail: FiniteLossTradeoff.discrete_gaussian(Fraction(s2), shift,
+                                                                                     tail),
+    "randomized_response": FiniteLossTradeoff.randomized_response,
+}
+
+
+#: The stored fields of a curve without a recipe (its knots, atoms and declared errors).
+_ARRAYS = ("alphas", "betas", "losses", "q_masses")
+
+
+_NUMBERS = ("q_inf", "p_ninf", "mass_rtol", "loss_atol")
+
+
+def _encode(f: FiniteLossTradeoff) -> dict[str, Any]:
+    if f.recipe:
+        return {"recipe": list(f.recipe)}
+    return {**{k: getattr(f, k).tolist() for k in _ARRAYS}, **{k: getattr(f, k) for k in _NUMBERS},
+            "label": f.label}
+
+
+def _decode(d: dict[str, Any]) -> FiniteLossTradeoff:
+    if "recipe" in d:
+        name, *args = d["recipe"]
+        if name not in RECIPES:
+            raise ValueError(f"unknown finite-loss curve recipe {name!r}; known: {sorted(RECIPES)}")
+        out: FiniteLossTradeoff = RECIPES[name](*args)
+        return out
+    a = {k: np.asarray(as_float_array(k, d[k]), dtype=np.float64) for k in _ARRAYS}
+    n = {k: check_real(k, d[k], low=0.0, high=math.inf, high_open=True) for k in _NUMBERS}
+    return FiniteLossTradeoff(a["alphas"], a["betas"], losses=a["losses"], q_masses=a["q_masses"],
+                              q_inf=n["q_inf"], p_ninf=n["p_ninf"], mass_rtol=n["mass_rtol"],
+                              loss_atol=n["loss_atol"], label=str(d.get("label", "")))
+
+
+CURVES.register(FiniteLossTradeoff, "finite_loss", encode=_encode, decode=_decode)

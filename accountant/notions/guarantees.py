@@ -20,13 +20,20 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from accountant.core.codec import Codec
 from accountant.core.rounding import LIBM_REL, sum_up
 from accountant.core.search import smallest_epsilon
 from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import as_float_array, check_real, check_reals
 from accountant.notions.closed_forms import GaussianTradeoff
 from accountant.notions.finite_loss import FiniteLossTradeoff
-from accountant.notions.tradeoff import ProfileTradeoff, TradeoffFunction, as_tradeoff
+from accountant.notions.tradeoff import (
+    CURVES,
+    ProfileTradeoff,
+    TradeoffFunction,
+    as_tradeoff,
+    function_name,
+)
 
 
 class Guarantee(ABC):
@@ -199,6 +206,9 @@ class FDP(Guarantee):
     def __str__(self) -> str:
         return f"f-DP with f = {self.tradeoff_fn}"
 
+    def __repr__(self) -> str:
+        return f"FDP({self.tradeoff_fn!r})"
+
 
 #: Unit round-off of a double: the error bounds below count a few of them per operation.
 
@@ -313,12 +323,17 @@ class RDP(Guarantee):
 
     @cached_property
     def tradeoff(self) -> ProfileTradeoff:
-        return ProfileTradeoff(self._delta_checked)
+        return ProfileTradeoff(self._delta_checked, label=f"the profile of {self}")
 
     def __str__(self) -> str:
         if self.curve is not None:
-            return "RDP(curve)"
+            return f"RDP given by {function_name(self.curve)}"
         return f"RDP at {len(self.orders)} orders"
+
+    def __repr__(self) -> str:
+        if self.curve is not None:
+            return f"RDP.from_curve({function_name(self.curve)})"
+        return f"RDP(orders={self.orders!r}, epsilons={self.epsilons!r})"
 
 
 @dataclass(frozen=True)
@@ -367,7 +382,50 @@ class ZCDP(Guarantee):
 
     @cached_property
     def tradeoff(self) -> ProfileTradeoff:
-        return ProfileTradeoff(self._delta_checked)
+        return ProfileTradeoff(self._delta_checked, label=f"the profile of {self}")
 
     def __str__(self) -> str:
         return f"{self.rho:g}-zCDP"
+
+
+#: The JSON forms of guarantees (a ledger's file), one kind per guarantee type, registered where the
+#: type is declared (``accountant.register_guarantee`` for a new one).
+GUARANTEES: Codec[Guarantee] = Codec("guarantee", Guarantee, "accountant.register_guarantee")
+
+
+GUARANTEES.register(PureDP)
+
+
+GUARANTEES.register(ApproxDP)
+
+
+GUARANTEES.register(GDP)
+
+
+GUARANTEES.register(ZCDP)
+
+
+GUARANTEES.refuse(CLTGDP, "the central limit theorem's mu is an approximation, not a bound (a ledger "
+                          "refuses it too); store a bound, e.g. the PLD of the composition")
+
+
+def _encode_fdp(g: FDP) -> dict[str, Any]:
+    try:
+        return {"curve": CURVES.to_dict(g.tradeoff_fn)}
+    except TypeError as exc:
+        raise TypeError(f"cannot serialise an FDP guarantee: {exc}") from None
+
+
+GUARANTEES.register(FDP, encode=_encode_fdp, decode=lambda d: FDP(CURVES.from_dict(d["curve"])))
+
+
+def _encode_rdp(g: RDP) -> dict[str, Any]:
+    if g.curve is not None:
+        raise TypeError(f"cannot serialise {g!r} to JSON: its curve is a Python function, which JSON "
+                        "cannot hold; tabulate it at the orders you need, RDP(orders=orders, "
+                        "epsilons=[g.at(a) for a in orders]) (a sound guarantee at those orders)")
+    return {"orders": list(g.orders), "epsilons": list(g.epsilons)}
+
+
+GUARANTEES.register(RDP, encode=_encode_rdp,
+                    decode=lambda d: RDP(orders=tuple(d["orders"]), epsilons=tuple(d["epsilons"])))

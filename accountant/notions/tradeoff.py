@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from accountant.core.codec import Codec
 from accountant.core.hull import lower_convex_hull
 from accountant.core.rounding import LIBM_REL
 from accountant.core.types import UNIT_ROUNDOFF, FloatArray
@@ -380,6 +381,15 @@ class CallableTradeoff(TradeoffFunction):
     def lower_envelope(self, grid: FloatArray | None = None) -> PiecewiseLinearTradeoff:
         return self._envelope if grid is None else super().lower_envelope(grid)
 
+    def __repr__(self) -> str:
+        return f"CallableTradeoff({function_name(self.fn)})"
+
+
+def function_name(fn: Any) -> str:
+    """A function's readable name for reprs (never its address): ``module.qualname``."""
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    return name.replace("<locals>.", "")
+
 
 def check_tradeoff_values(alpha: FloatArray, beta: FloatArray, tol: float = 1e-7) -> None:
     """Raise ValueError unless the samples are those of a trade-off function
@@ -415,6 +425,8 @@ class ProfileTradeoff(TradeoffFunction):
 
     delta_fn: Callable[[float], float]
     eps_grid: FloatArray = field(default_factory=lambda: np.linspace(0.0, 20.0, 801))
+    #: What the profile is (e.g. "advanced composition of 100 releases"), for reprs.
+    label: str = ""
     _lines: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -445,6 +457,12 @@ class ProfileTradeoff(TradeoffFunction):
     def _profile(self, eps: FloatArray) -> FloatArray:
         return np.array([self.delta_fn(float(x)) for x in eps.ravel()]).reshape(eps.shape)
 
+    def __repr__(self) -> str:
+        what = self.label or f"the profile {function_name(self.delta_fn)}"
+        e = np.asarray(self.eps_grid)
+        return (f"ProfileTradeoff({what}, sampled at {e.size} eps in [{float(e.min()):g}, "
+                f"{float(e.max()):g}])")
+
 
 def profile_to_tradeoff(delta_fn: Callable[[float], float],
                         eps_grid: ArrayLike | None = None) -> ProfileTradeoff:
@@ -466,3 +484,30 @@ def as_tradeoff(f: TradeoffFunction | Callable[[FloatArray], ArrayLike]) -> Trad
     if callable(f):
         return CallableTradeoff(f)
     raise TypeError(f"tradeoff must be a TradeoffFunction or a callable, got {type(f).__name__}")
+
+
+#: The JSON forms of trade-off curves (an ``FDP`` guarantee is stored with its curve's), one kind per
+#: curve type, registered where the type is declared (``accountant.register_curve`` for a new one).
+CURVES: Codec[TradeoffFunction] = Codec("trade-off curve", TradeoffFunction, "accountant.register_curve")
+
+
+def _knots(d: dict[str, Any], name: str) -> FloatArray:
+    return np.asarray(as_float_array(name, d[name]), dtype=np.float64)
+
+
+CURVES.register(PiecewiseLinearTradeoff, "piecewise_linear",
+                encode=lambda f: {"alphas": f.alphas.tolist(), "betas": f.betas.tolist()},
+                decode=lambda d: PiecewiseLinearTradeoff(_knots(d, "alphas"), _knots(d, "betas")))
+
+
+#: What to do with a curve that holds a function (the message of the TypeError).
+ENVELOPE_ADVICE = ("store a sound piecewise-linear lower bound of it instead, FDP(f.lower_envelope()), "
+                   "or tabulate the function into a registered curve type (accountant.register_curve)")
+
+
+CURVES.refuse(CallableTradeoff, "its values come from a Python function, which JSON cannot hold; "
+              + ENVELOPE_ADVICE)
+
+
+CURVES.refuse(ProfileTradeoff, "its privacy profile is a Python function, which JSON cannot hold; "
+              + ENVELOPE_ADVICE)

@@ -16,13 +16,13 @@ from accountant.core.rounding import div_up
 from accountant.core.search import smallest_epsilon
 from accountant.core.types import MACHINE_EPSILON, FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
-from accountant.notions.guarantees import CLTGDP, FDP, GDP, ApproxDP, Guarantee, PureDP
+from accountant.notions.guarantees import CLTGDP, FDP, GDP, GUARANTEES, ApproxDP, Guarantee, PureDP
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff, TradeoffFunction, as_tradeoff
 from accountant.pld.grid.composition import coarsening_level, compose_laws, self_compose
 from accountant.pld.grid.law import GridLaw
 from accountant.pld.laws.base import Direction, LossDirection
 from accountant.pld.laws.finite import density_direction, pmf_direction
-from accountant.pld.models.base import Pair
+from accountant.pld.models.base import Pair, pair_from_spec, pair_to_spec
 from accountant.pld.models.discrete import DiscreteGaussianPair, DiscreteLaplacePair
 from accountant.pld.models.finite import ApproxDPPair, FinitePair, RandomizedResponsePair, tradeoff_pair
 from accountant.pld.models.gaussian import GaussianDirection, GaussianPair
@@ -569,3 +569,9 @@ def compose_plds(items: Sequence[Guarantee], tol: float | None = None) -> PLD:
             counts[s] += c * mult
     t = min(p.tol for p, _ in plds) if tol is None else check_tol(tol)
     return PLD(tuple((s, counts[s]) for s in order), t)
+
+
+GUARANTEES.register(
+    PLD,
+    encode=lambda g: {"tol": g.tol, "factors": [[pair_to_spec(s), c] for s, c in g.factors]},
+    decode=lambda d: PLD(tuple((pair_from_spec(s), c) for s, c in d["factors"]), d["tol"]))

@@ -55,6 +55,7 @@ NOT_WALKED = {
     "accountant.Implication": "result record returned by implication",
     "accountant.register_composition": "registration hook (takes types and a function)",
     "accountant.register_guarantee": "registration hook (takes a type)",
+    "accountant.register_curve": "registration hook (takes a type)",
     "accountant.register_target": "registration hook (a singledispatch register)",
     "accountant.DPSGDAccount": "result record returned by dpsgd_epsilon",
     "accountant.Method": "type alias",
@@ -158,6 +159,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.DiscreteGaussianPair": lambda: ((2.0, 1), {}),
     "accountant.MixtureGaussianPair": lambda: ((1.0, (0.0, 1.0), (0.9, 0.1)), {}),
     "accountant.TruncatedDiscreteGaussianPair": lambda: ((2.0, 10, 1), {}),
+    "accountant.CurvePair": lambda: ((FiniteLossTradeoff.randomized_response(1.0),), {}),
     "accountant.FinitePair": lambda: ((PLD.from_pmfs([0.5, 0.5], [0.25, 0.75]).factors[0][0].remove,),
                                       {"label": "pmfs"}),
     "accountant.SubsampledPair": lambda: ((GaussianPair(1.0), 0.1), {"scheme": "poisson"}),
@@ -172,6 +174,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "accountant.discrete_gaussian_window": lambda: ((Fraction(4),), {}),
     "accountant.dpsgd_clt_mu": lambda: ((0.01, 1.0, 100), {}),
     "accountant.dpsgd_epsilon": lambda: ((0.01, 1.0, 10, 1e-5), {}),
+    "accountant.dpsgd_schedule": lambda: ((), {"epochs": 2.0, "batch_size": 10, "dataset_size": 100}),
     "accountant.dpsgd_pld": lambda: ((0.01, 1.0, 10), {}),
     "accountant.dpsgd_noise_multiplier": lambda: ((2.0, 1e-5, 0.5, 2), {"rtol": 1e-2}),
     "accountant.dpsgd_sampling_rate": lambda: ((2.0, 1e-5, 1.0, 5), {"rtol": 1e-2}),
@@ -317,6 +320,12 @@ LEGAL = {
     **{(f"{g}.delta", "eps"): {"[1.0]"} for g in ("PureDP", "ApproxDP", "GDP", "ZCDP", "FDP", "PLD")},
 }  # (profiles are vectorised: delta([1.0]) is an array)
 
+#: Values of the "may be legal" table that one parameter must refuse (issue 27):
+#: (callable, parameter) -> reprs.
+MUST_REFUSE = {
+    ("mechanisms.Domain", "n"): {"None", "10**400", "-10**400", "0.0", "-1.0", "1e308", "inf"},
+}
+
 #: Parameters not walked: the data handed to the audited code (its failures are MechanismError).
 NOT_WALKED_PARAMS = {("verify.assert_private", "pair")}
 
@@ -400,6 +409,7 @@ def walk(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[
             key = (name, pname, _show(value))
             if key[2] in LEGAL.get((name, pname), set()):
                 continue
+            never_valid = never_valid or key[2] in MUST_REFUSE.get((name, pname), set())
             trial = sig.bind(*args, **kwargs)
             trial.arguments[pname] = value
             try:
@@ -429,6 +439,24 @@ def _show(value: Any) -> str:
 
 def _exported() -> list[str]:
     return [f"{pkg.__name__}.{n}" for pkg in (accountant, mechanisms, verify) for n in pkg.__all__]
+
+
+def test_domain_size_is_refused_by_name() -> None:
+    """Issue 27: an explicit ``n=None`` and a size past 10^15 are refused, naming n and its range
+    (omitting n still declares no size)."""
+    assert Domain(0, 1).n is None
+    for bad in (None, HUGE_INT, 0, 2.5, 10**15 + 1):
+        with pytest.raises((TypeError, ValueError), match=r"n must be an integer in \[1, 10\^15\]"):
+            Domain(0, 1, n=bad)
+    assert "401 digits" in _refusal(lambda: Domain(0, 1, n=HUGE_INT))
+
+
+def _refusal(call: Callable[[], Any]) -> str:
+    try:
+        call()
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    raise AssertionError("accepted")
 
 
 def test_every_export_is_walked_or_excused() -> None:

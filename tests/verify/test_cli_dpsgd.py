@@ -50,7 +50,7 @@ def test_acceptance_interface(capsys: pytest.CaptureFixture[str]) -> None:
     r = dpcert("convert", "--gdp", "1.0", "--delta", "1e-5", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["epsilon"] == GDP(1.0).epsilon(1e-5)
     code, out, _ = run(capsys, "dpsgd", "--sampling-rate", "0.01", "--noise-multiplier", "1.0",
-                       "--steps", "1000", "--delta", "1e-5", "--json")
+                       "--steps", "1000", "--delta", "1e-5", "--json", "--also", "rdp")
     d = json.loads(out)
     acct = dpsgd_epsilon(0.01, 1.0, 1000, 1e-5)
     assert code == 0 and d["epsilon"] == acct.epsilon_upper and d["epsilon_lower"] == acct.epsilon_lower
@@ -75,7 +75,7 @@ def test_dpsgd_table_batch_size_epochs_and_every(capsys: pytest.CaptureFixture[s
     assert all(r["epsilon_lower"] <= r["epsilon"] for r in d["rows"])
     assert eps[0] == dpsgd_epsilon(0.01, 1.0, 100, 1e-5).epsilon_upper
     code, out, _ = run(capsys, "dpsgd", "--sampling-rate", "0.01", "--sigma", "1", "--steps", "200",
-                       "--delta", "1e-5")
+                       "--delta", "1e-5", "--also", "clt")
     assert code == 0 and "sound upper bound" in out and "not a bound" in out
 
 
@@ -201,7 +201,7 @@ def test_compose_spec_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     ("[[release]]\npure = 1\ncount = 0\n", "count"),
     ("[[release]]\nsubsampled_gaussian = { noise_multiplier = 1 }\n", "sampling_rate"),
     ("[[release]]\npure = -1\n", "eps"),
-    ("budget = 3\n", "expected"),
+    ("budget = 3\n", "unknown top-level key(s) budget"),
     ("[[release\n", "TOML"),
 ])
 def test_compose_bad_spec_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path,

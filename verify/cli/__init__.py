@@ -30,6 +30,7 @@ from .output import (
     EXIT_OK,
     EXIT_VIOLATION,
     CliError,
+    Formatter,
     Parser,
     run_command,
 )
@@ -56,7 +57,7 @@ __all__ = [
 def build_parser() -> argparse.ArgumentParser:
     """The ``dpcert`` parser: one sub-command per command, in the order of ``dpcert --help``."""
     ap = Parser(prog="dpcert", description="Differential-privacy accounting and verification.",
-                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                epilog=EXIT_CODES, formatter_class=Formatter)
     sub = ap.add_subparsers(dest="command", required=True)
     for add in (add_account, add_convert, add_compose, add_dpsgd, add_calibrate, add_plot, add_audit,
                 add_certify):

@@ -9,13 +9,14 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any, cast
 
-from .inputs import GUARANTEE_KINDS, add_guarantee_args, guarantees_from, make_guarantee, parse_float
-from .output import CliError, add_command, fmt, num, table
+from .inputs import GUARANTEE_KINDS, add_guarantee_args, guarantees_from, make_guarantee
+from .output import CliError, add_command, add_tol, fmt, num, table
 
 if TYPE_CHECKING:
     from accountant import Guarantee
 
 __all__ = [
+    "DEFAULT_DELTA",
     "METHODS",
     "SPEC_KINDS",
     "add_account",
@@ -32,6 +33,9 @@ __all__ = [
 
 #: The composition methods of ``--method`` (``auto``: the exact closed form, else the numeric PLD).
 METHODS = ("auto", "exact", "pld", "clt", "rdp", "advanced", "basic")
+
+#: The delta ``account`` and ``compose`` report epsilon at when no ``--delta`` is given.
+DEFAULT_DELTA = 1e-5
 
 
 def compose_guarantees(gs: list[Guarantee], method: str, tol: float | None = None) -> tuple[Guarantee, str]:
@@ -85,10 +89,10 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
 
 def cmd_account(args: argparse.Namespace) -> str:
     """The composition of the guarantees given (and of ``args.prefilled``, a spec file's releases),
-    reported at ``--delta`` (default 1e-5) and ``--eps``."""
+    reported at ``--delta`` (default ``DEFAULT_DELTA``) and ``--eps``."""
     gs = guarantees_from(args, getattr(args, "prefilled", None))
     g, method = compose_guarantees(gs, args.method, getattr(args, "tol", None))
-    s = summary(g, args.delta or [1e-5], args.eps or [])
+    s = summary(g, args.delta or [DEFAULT_DELTA], args.eps or [])
     s["method"] = method
     s["count"] = len(gs)
     if args.json:
@@ -132,37 +136,84 @@ def cmd_convert(args: argparse.Namespace) -> str:
 
 #: Release kinds of a compose spec file (one per [[release]] table) and what their value is.
 SPEC_KINDS = {**{k: m for k, (m, _) in GUARANTEE_KINDS.items()},
+              "approx": "[EPS, DELTA]",
               "randomized_response": "{eps = EPS, k = K}",
               "subsampled_gaussian": "{noise_multiplier = S, sampling_rate = Q}"}
 
+#: The keys of a table-valued release kind: (required, optional).
+_TABLE_KEYS = {"randomized_response": (("eps",), ("k",)),
+               "subsampled_gaussian": (("noise_multiplier", "sampling_rate"), ())}
+
+
+def _number(where: str, value: Any) -> float:
+    """A TOML number (an integer or a float; a string such as "0.5" is refused, as Python refuses
+    ``PureDP("0.5")``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        shown = f"the string {value!r}" if isinstance(value, str) else f"{type(value).__name__} {value!r}"
+        raise CliError(f"{where} must be a number, got {shown}" + (
+            f" (write {value} without quotes)" if isinstance(value, str) else ""))
+    return float(value)
+
+
+def _table(where: str, kind: str, value: Any) -> dict[str, Any]:
+    """A table-valued release: every required key, no unknown one (each named)."""
+    required, optional = _TABLE_KEYS[kind]
+    allowed = ", ".join((*required, *optional))
+    if not isinstance(value, dict):
+        raise CliError(f"{where}: {kind} must be a table {SPEC_KINDS[kind]}, got {value!r}")
+    unknown = sorted(set(value) - {*required, *optional})
+    if unknown:
+        raise CliError(f"{where}: {kind} has unknown key(s) {', '.join(unknown)}; allowed keys: {allowed}")
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise CliError(f"{where}: {kind} lacks key(s) {', '.join(missing)}; allowed keys: {allowed}")
+    return value
+
 
 def _spec_guarantee(i: int, rel: dict[str, Any]) -> tuple[Guarantee, int]:
-    """One ``[[release]]`` table: exactly one kind key, an optional ``count``."""
+    """One ``[[release]]`` table: exactly one kind key, an optional ``count``, values of the
+    declared types."""
     from accountant import PLD, subsampled_gaussian
 
     where = f"release {i + 1}"
+    if not isinstance(rel, dict):
+        raise CliError(f"{where}: expected a [[release]] table, got {rel!r}")
     kinds = [k for k in rel if k in SPEC_KINDS]
     unknown = [k for k in rel if k not in SPEC_KINDS and k not in ("count", "label")]
     if unknown or len(kinds) != 1:
         raise CliError(f"{where}: give exactly one of {', '.join(SPEC_KINDS)} (and optionally "
-                       f"count, label); got keys {sorted(rel)}")
+                       f"count, label); got keys {', '.join(sorted(rel)) or 'none'}"
+                       + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else ""))
     kind, value = kinds[0], rel[kinds[0]]
     count = rel.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise CliError(f"{where}: count must be an integer >= 1, got {count!r}")
+    if not isinstance(rel.get("label", ""), str):
+        raise CliError(f"{where}: label must be a string, got {rel['label']!r}")
     try:
         if kind == "randomized_response":
-            return PLD.randomized_response(float(value["eps"]), int(value.get("k", 2))), count
+            t = _table(where, kind, value)
+            k = t.get("k", 2)
+            if isinstance(k, bool) or not isinstance(k, int):
+                raise CliError(f"{where}: randomized_response k must be an integer >= 2, got {k!r}")
+            return PLD.randomized_response(_number(f"{where}: randomized_response eps", t["eps"]), k), count
         if kind == "subsampled_gaussian":
-            return subsampled_gaussian(float(value["noise_multiplier"]),
-                                       float(value["sampling_rate"])), count
-        body = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+            t = _table(where, kind, value)
+            return subsampled_gaussian(
+                _number(f"{where}: subsampled_gaussian noise_multiplier", t["noise_multiplier"]),
+                _number(f"{where}: subsampled_gaussian sampling_rate", t["sampling_rate"])), count
+        if kind == "approx":
+            if not isinstance(value, list) or len(value) != 2:
+                raise CliError(f"{where}: approx must be a list [EPS, DELTA], got {value!r}")
+            body = ",".join(repr(_number(f"{where}: approx", v)) for v in value)
+        else:
+            body = repr(_number(f"{where}: {kind}", value))
         return make_guarantee(kind, body), count
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, CliError):
-            raise CliError(f"{where}: {exc}") from None
-        raise CliError(f"{where} ({kind} = {value!r}): {type(exc).__name__}: {exc}; expected "
-                       f"{SPEC_KINDS[kind]}") from None
+    except CliError as exc:
+        msg = str(exc)
+        raise CliError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"{where} ({kind} = {value!r}): {exc}; expected {SPEC_KINDS[kind]}") from None
 
 
 def read_spec(path: str) -> tuple[list[Guarantee], dict[str, Any]]:
@@ -182,8 +233,15 @@ def read_spec(path: str) -> tuple[list[Guarantee], dict[str, Any]]:
     releases = spec.pop("release", [])
     extra = sorted(set(spec) - {"delta", "eps", "method"})
     if extra or not isinstance(releases, list):
-        raise CliError(f"{path}: expected [[release]] tables and optional delta, eps, method; "
-                       f"got {extra or 'release = ' + repr(releases)}")
+        raise CliError(f"{path}: unknown top-level key(s) {', '.join(extra)}; allowed: release "
+                       "([[release]] tables), delta, eps, method" if extra else
+                       f"{path}: release must be [[release]] tables, got release = {releases!r}")
+    for key in ("delta", "eps"):
+        if key in spec:
+            vals = spec[key] if isinstance(spec[key], list) else [spec[key]]
+            spec[key] = [_number(f"{path}: {key}", v) for v in vals]
+    if "method" in spec and spec["method"] not in METHODS:
+        raise CliError(f"{path}: method must be one of {', '.join(METHODS)}, got {spec['method']!r}")
     gs: list[Guarantee] = []
     for i, rel in enumerate(releases):
         g, k = _spec_guarantee(i, rel)
@@ -199,11 +257,8 @@ def cmd_compose(args: argparse.Namespace) -> str:
         gs, opts = read_spec(args.spec)
         for key in ("delta", "eps"):
             if getattr(args, key) is None and key in opts:
-                vals = opts[key] if isinstance(opts[key], list) else [opts[key]]
-                setattr(args, key, [parse_float(key, str(v)) for v in vals])
+                setattr(args, key, opts[key])
         if args.method == "auto" and "method" in opts:
-            if opts["method"] not in METHODS:
-                raise CliError(f"{args.spec}: method must be one of {', '.join(METHODS)}")
             args.method = opts["method"]
     args.prefilled = gs
     return cmd_account(args)
@@ -215,18 +270,21 @@ def add_compose(sub: Any) -> None:
     p.add_argument("spec", nargs="?", metavar="SPEC.toml",
                    help="[[release]] tables, each one of " + ", ".join(SPEC_KINDS)
                    + " with an optional count; top-level delta, eps, method")
-    add_guarantee_args(p)
-    p.add_argument("--method", choices=METHODS, default="auto")
+    add_guarantee_args(p, delta_default=f"the file's delta, else {DEFAULT_DELTA:g}")
+    p.add_argument("--method", choices=METHODS, default="auto",
+                   help="composition method (auto: exact closed form, else numeric PLD; a file's method "
+                        "applies when this is auto)")
+    add_tol(p)
     p.set_defaults(run=cmd_compose)
 
 
 def add_account(sub: Any) -> None:
     """The ``account`` command and its flags."""
     p = add_command(sub, "account", help="compose guarantees and report epsilon/delta")
-    add_guarantee_args(p)
+    add_guarantee_args(p, delta_default=f"{DEFAULT_DELTA:g}")
     p.add_argument("--method", choices=METHODS, default="auto",
                    help="composition method (auto: exact closed form, else numeric PLD)")
-    p.add_argument("--tol", type=float, help="target width in epsilon of a PLD's bracket (accuracy)")
+    add_tol(p)
     p.set_defaults(run=cmd_account)
 
 

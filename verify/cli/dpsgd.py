@@ -1,7 +1,8 @@
 """``dpcert dpsgd``: epsilon of DP-SGD (Poisson-subsampled Gaussian steps) through
-``accountant.dpsgd_epsilon``, a sound upper bound with its lower bound, beside the CLT estimate and
-the RDP bound; and the DP-SGD inputs (sampling rate, noise multiplier, steps) that ``calibrate`` and
-``plot steps`` read too."""
+``accountant.dpsgd_epsilon``, a sound upper bound with its lower bound, and on request (``--also
+clt,rdp``) the CLT estimate and the RDP bound; and the DP-SGD inputs (sampling rate, noise
+multiplier, steps) that ``calibrate`` and ``plot steps`` read too.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import math
 import sys
 from typing import Any
 
-from .output import CliError, add_command, fmt, num, table
+from .output import CliError, add_command, add_tol, fmt, num, table, timing, timing_text
 
-__all__ = ["add_dpsgd", "add_dpsgd_inputs", "cmd_dpsgd", "dpsgd_inputs", "positive", "sampling_rate",
-           "step_count"]
+#: The comparison figures ``--also`` may ask for (``accountant.dpsgd_epsilon``'s ``also``).
+COMPARISONS = ("clt", "rdp")
+
+__all__ = ["COMPARISONS", "add_dpsgd", "add_dpsgd_inputs", "also_value", "cmd_dpsgd", "dpsgd_inputs",
+           "positive", "sampling_rate", "step_count"]
 
 
 def positive(name: str, value: float | None) -> float | None:
@@ -63,30 +67,43 @@ def dpsgd_inputs(args: argparse.Namespace) -> tuple[float | None, float | None, 
     return q, positive("--noise-multiplier", args.noise_multiplier), step_count(args, q)
 
 
+def also_value(s: str) -> tuple[str, ...]:
+    """``--also``: a comma-separated subset of ``COMPARISONS`` (a usage error otherwise)."""
+    parts = tuple(dict.fromkeys(p.strip().lower() for p in s.split(",") if p.strip()))
+    bad = [p for p in parts if p not in COMPARISONS]
+    if bad or not parts:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(COMPARISONS)}, "
+                                         f"got {s!r}")
+    return parts
+
+
 def cmd_dpsgd(args: argparse.Namespace) -> str:
     """Epsilon of DP-SGD at ``--delta`` (``accountant.dpsgd_epsilon``): the sound upper bound and
-    its lower bound, the CLT estimate and the RDP bound; with ``--every``, a row every so many epochs."""
+    its lower bound, and the CLT estimate and the RDP bound when ``--also`` asks for them; with
+    ``--every``, a row every so many epochs."""
     from accountant import dpsgd_epsilon
 
     q, sigma, steps = dpsgd_inputs(args)
     if q is None or sigma is None or steps is None:
         raise CliError("dpsgd needs the sampling rate (--sampling-rate, or --batch-size and "
                        "--dataset-size), --noise-multiplier and --steps (or --epochs)")
-    acct = dpsgd_epsilon(q, sigma, steps, args.delta, tol=args.tol)
+    if args.every is not None and not (math.isfinite(args.every) and args.every > 0):
+        raise CliError(f"--every must be > 0 epochs, got {args.every}")
+    also = tuple(args.also or ())
+    acct = dpsgd_epsilon(q, sigma, steps, args.delta, tol=args.tol, also=also)
     out: dict[str, Any] = {
         "sampling_rate": q, "noise_multiplier": sigma, "steps": steps, "epochs": steps * q,
-        "delta": args.delta, "epsilon": num(acct.epsilon_upper), "epsilon_lower": num(acct.epsilon_lower),
-        "clt_epsilon": num(acct.clt_epsilon), "clt_mu": num(acct.clt_mu),
-        "rdp_epsilon": num(acct.rdp_epsilon)}
+        "delta": args.delta, "epsilon": num(acct.epsilon_upper), "epsilon_lower": num(acct.epsilon_lower)}
+    for key in ("clt_epsilon", "clt_mu", "rdp_epsilon"):  # null unless --also asked for it
+        value = getattr(acct, key)
+        out[key] = None if value is None else num(value)
     rows: list[dict[str, Any]] = []
     if args.every is not None:
-        if args.every <= 0:
-            raise CliError(f"--every must be > 0 epochs, got {args.every}")
         per_epoch = 1.0 / q
         k = 1
         while True:
             t = min(steps, max(1, math.ceil(k * args.every * per_epoch - 1e-9)))
-            at = acct if t == steps else dpsgd_epsilon(q, sigma, t, args.delta, tol=args.tol)
+            at = acct if t == steps else dpsgd_epsilon(q, sigma, t, args.delta, tol=args.tol, also=())
             lo, hi = at.epsilon_lower, at.epsilon_upper
             rows.append({"epochs": t * q, "steps": t, "epsilon": num(hi), "epsilon_lower": num(lo)})
             if args.progress:
@@ -95,22 +112,28 @@ def cmd_dpsgd(args: argparse.Namespace) -> str:
                 break
             k += 1
         out["rows"] = rows
+    took = timing()
+    out["seconds"], out["cpu_seconds"] = took["wall"], took["cpu"]
     if args.json:
         return json.dumps(out)
-    head = table([
+    lines = [
         ("DP-SGD", f"sampling rate {q:.6g}, noise multiplier {sigma:.6g}, {steps} steps "
                    f"({steps * q:.4g} epochs), delta {args.delta:g}"),
         ("epsilon", f"{fmt(out['epsilon'])}  (sound upper bound; exact value >= "
-                    f"{fmt(out['epsilon_lower'])})"),
-        ("CLT estimate", f"{fmt(out['clt_epsilon'])}  (mu = {fmt(out['clt_mu'])}; an "
-                         "approximation, not a bound)"),
-        ("RDP bound", fmt(out["rdp_epsilon"]))])
+                    f"{fmt(out['epsilon_lower'])})")]
+    if out["clt_epsilon"] is not None:
+        lines.append(("CLT estimate", f"{fmt(out['clt_epsilon'])}  (mu = {fmt(out['clt_mu'])}; an "
+                                      "approximation, not a bound)"))
+    if out["rdp_epsilon"] is not None:
+        lines.append(("RDP bound", fmt(out["rdp_epsilon"])))
+    lines.append(("time", timing_text(took)))
+    head = table(lines)
     if not rows:
         return head
-    lines = [f"{'epochs':>10}  {'steps':>10}  {'epsilon':>10}  {'lower':>10}"]
-    lines += [f"{r['epochs']:>10.4g}  {r['steps']:>10}  {fmt(r['epsilon']):>10}  "
-              f"{fmt(r['epsilon_lower']):>10}" for r in rows]
-    return head + "\n\n" + "\n".join(lines)
+    body = [f"{'epochs':>10}  {'steps':>10}  {'epsilon':>10}  {'lower':>10}"]
+    body += [f"{r['epochs']:>10.4g}  {r['steps']:>10}  {fmt(r['epsilon']):>10}  "
+             f"{fmt(r['epsilon_lower']):>10}" for r in rows]
+    return head + "\n\n" + "\n".join(body)
 
 
 def add_dpsgd_inputs(p: argparse.ArgumentParser) -> None:
@@ -130,8 +153,11 @@ def add_dpsgd(sub: Any) -> None:
     p = add_command(sub, "dpsgd", help="epsilon of DP-SGD (Poisson-subsampled Gaussian steps)")
     add_dpsgd_inputs(p)
     p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--also", type=also_value, metavar="clt,rdp",
+                   help="also compute the CLT estimate (an approximation) and/or the RDP bound "
+                        "(default: neither; they take most of the time of a long run)")
     p.add_argument("--every", type=float, metavar="EPOCHS", help="a table row every EPOCHS epochs")
-    p.add_argument("--tol", type=float, default=3e-5, help="PLD accuracy target in epsilon")
+    add_tol(p, default=3e-5)
     p.add_argument("--progress", action="store_true", help="progress on stderr")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_dpsgd)

@@ -122,12 +122,14 @@ def guarantees_from(args: argparse.Namespace, gs: list[Guarantee] | None = None)
     return gs
 
 
-def add_guarantee_args(p: argparse.ArgumentParser) -> None:
-    """The guarantee flags, ``--delta``/``--eps`` (the points reported) and ``--json``."""
+def add_guarantee_args(p: argparse.ArgumentParser, delta_default: str | None = None) -> None:
+    """The guarantee flags, ``--delta``/``--eps`` (the points reported) and ``--json``;
+    ``delta_default`` says in ``--help`` which delta is reported when none is given."""
     for kind, (metavar, text) in GUARANTEE_KINDS.items():
         p.add_argument(f"--{kind}", action="append", metavar=metavar, help=text)
     p.add_argument("--delta", action="append", type=float, metavar="DELTA",
-                   help="report epsilon at this delta (repeatable)")
+                   help="report epsilon at this delta (repeatable" + (
+                       f"; default: {delta_default})" if delta_default else ")"))
     p.add_argument("--eps", action="append", type=float, metavar="EPS",
                    help="report delta at this eps (repeatable)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -170,3 +172,4 @@ def json_arg(name: str, s: str) -> Any:
         return json.loads(s)
     except json.JSONDecodeError:
         raise CliError(f"{name}: expected JSON (a number or a list), got {s!r}") from None
+

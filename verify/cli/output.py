@@ -1,15 +1,20 @@
 """What ``dpcert`` prints and how it fails: the exit statuses, the user error reported as one line
-on stderr with exit status 2, the parser that reports its usage errors the same way, and the
-number formatting and ``key  value`` tables shared by the commands (``--json`` prints ``json.dumps``
-of the same values)."""
+on stderr with exit status 2, the parser that reports its usage errors the same way, the number
+formatting and ``key  value`` tables shared by the commands (``--json`` prints ``json.dumps`` of
+the same values), the ``--tol`` flag and the timings of the whole command."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+import time
 import warnings
 from typing import Any, NoReturn
+
+#: When ``dpcert`` started (the import of the command line, before any command's work).
+_STARTED = time.perf_counter()
 
 #: Exit statuses of ``dpcert`` (also in ``dpcert --help`` and the README).
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_AUDITED_CODE_FAILED = 0, 1, 2, 3
@@ -27,13 +32,18 @@ __all__ = [
     "EXIT_OK",
     "EXIT_VIOLATION",
     "CliError",
+    "Formatter",
     "Parser",
     "add_command",
+    "add_tol",
     "fmt",
     "num",
     "one_line",
     "run_command",
     "table",
+    "timing",
+    "timing_text",
+    "tol_value",
 ]
 
 
@@ -53,12 +63,36 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """The help of every command: descriptions as written, and each option's default stated
+    (``(default: 3e-05)``) unless its help already says it or it has none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (default is None or default is False or default is argparse.SUPPRESS
+                or not action.option_strings or "default" in text):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
 def add_command(sub: Any, name: str, help: str) -> argparse.ArgumentParser:
     """A sub-command ``name`` of ``sub`` (argparse's subparsers), its help also its description and
     the exit statuses its epilog."""
     p: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help, epilog=EXIT_CODES,
-                                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                                formatter_class=Formatter)
     return p
+
+
+def timing() -> dict[str, float]:
+    """The time of the whole command so far: ``wall`` seconds since ``dpcert`` started and ``cpu``
+    seconds of the process (its start-up included), each rounded to milliseconds."""
+    return {"wall": round(time.perf_counter() - _STARTED, 3), "cpu": round(time.process_time(), 3)}
+
+
+def timing_text(t: dict[str, float]) -> str:
+    """``timing()`` for a table."""
+    return f"{t['wall']:.2f} s wall, {t['cpu']:.2f} s CPU (the whole command)"
 
 
 def num(x: float) -> float | str:
@@ -86,6 +120,8 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings():  # numpy's floating-point notes are not for the CLI's user
             warnings.simplefilter("ignore", RuntimeWarning)
+            if "tol" in vars(args):
+                tol_value(args.tol)
             text = args.run(args)
     except CliError as exc:
         print(f"{where}: error: {one_line(str(exc))}", file=sys.stderr)
@@ -98,5 +134,30 @@ def run_command(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
         print(f"{where}: the audited code failed: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_AUDITED_CODE_FAILED
-    print(text)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left (``dpcert ... | head``): end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
     return int(getattr(args, "status", EXIT_OK))
+
+
+def tol_value(value: float | None) -> float | None:
+    """``--tol``: the PLD's accuracy, a number in [MIN_TOL, 1] (None: the default); ``CliError``
+    (one line, exit status 2) for 0, a negative number, NaN or more than 1."""
+    if value is None:
+        return None
+    from accountant.pld.settings import MIN_TOL
+
+    if not MIN_TOL <= value <= 1.0:  # NaN fails too
+        raise CliError(f"--tol: the PLD accuracy must be a number in [{MIN_TOL:g}, 1] (the target "
+                       f"width in epsilon of its bracket), got {value!r}")
+    return value
+
+
+def add_tol(p: argparse.ArgumentParser, default: float | None = None) -> None:
+    """``--tol`` on a command that builds a PLD (checked by ``run_command`` before the command)."""
+    p.add_argument("--tol", type=float, default=default, metavar="TOL",
+                   help="PLD accuracy: target width in epsilon of its certified bracket"
+                   + ("" if default is not None else " (default: 3e-05)"))

@@ -14,6 +14,7 @@ from dataclasses import fields
 from functools import cached_property
 from typing import Any, ClassVar
 
+from accountant.notions.tradeoff import CURVES, TradeoffFunction
 from accountant.pld.laws.base import Direction, LossDirection
 
 
@@ -61,11 +62,21 @@ class Pair(ABC):
 
 
 def pair_to_spec(pair: Pair) -> list[Any]:
-    """A JSON-ready description ``[kind, [fields...]]`` of a registered pair."""
+    """A JSON-ready description ``[kind, [fields...]]`` of a registered pair (a field holding a
+    trade-off curve is stored as the curve's registered form, ``{"curve": ...}``)."""
     if pair.kind is None:
-        raise TypeError(f"cannot serialise {pair!r}: it is built from arrays or callables")
+        raise TypeError(f"cannot serialise {pair!r}: it is built from loss laws, arrays or callables "
+                        "(record the guarantee it came from, or a registered pair)")
     values = [getattr(pair, f.name) for f in fields(pair)]  # type: ignore[arg-type]
-    return [pair.kind, [pair_to_spec(v) if isinstance(v, Pair) else v for v in values]]
+    return [pair.kind, [_field_to_spec(v) for v in values]]
+
+
+def _field_to_spec(v: Any) -> Any:
+    if isinstance(v, Pair):
+        return pair_to_spec(v)
+    if isinstance(v, TradeoffFunction):
+        return {"curve": CURVES.to_dict(v)}
+    return list(v) if isinstance(v, tuple) else v
 
 
 def pair_from_spec(spec: list[Any]) -> Pair:
@@ -75,8 +86,10 @@ def pair_from_spec(spec: list[Any]) -> Pair:
     cls = Pair.registry.get(spec[0])
     if cls is None:
         raise ValueError(f"unknown pair kind {spec[0]!r}; known: {sorted(Pair.registry)}")
-    # a nested pair is [kind, [fields]]; any other list is a field's own value (e.g. a tuple)
-    return cls(*(pair_from_spec(v) if _is_spec(v) else v for v in spec[1]))
+    # a nested pair is [kind, [fields]], a curve {"curve": ...}; any other list is a field's value
+    return cls(*(pair_from_spec(v) if _is_spec(v) else
+                 CURVES.from_dict(v["curve"]) if isinstance(v, dict) and "curve" in v else v
+                 for v in spec[1]))
 
 
 def _is_spec(v: Any) -> bool:

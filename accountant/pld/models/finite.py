@@ -79,6 +79,31 @@ class FinitePair(Pair):
         return f"FinitePair({self.label})"
 
 
+@dataclass(frozen=True)
+class CurvePair(Pair):
+    """The symmetric pair of a finite-loss or piecewise-linear curve [@dong2022gaussian, Prop. 2.2]:
+    the curve's loss atoms (a finite-loss curve) or its knots' (a piecewise-linear one). Stored
+    with its curve, so a PLD of f-DP guarantees is saved and reloaded with the guarantees."""
+
+    curve: PiecewiseLinearTradeoff
+    kind: ClassVar[str | None] = "curve"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.curve, PiecewiseLinearTradeoff):
+            raise TypeError(f"curve must be a PiecewiseLinearTradeoff, got {type(self.curve).__name__}")
+
+    def directions(self) -> tuple[LossDirection, LossDirection | None]:
+        f = self.curve
+        if isinstance(f, FiniteLossTradeoff):
+            return curve_direction(f), None
+        lo, qm, inf = knot_atoms(f.alphas, f.betas, True)
+        olo, oqm, oinf = knot_atoms(f.alphas, f.betas, False)
+        return FiniteDirection(lo, qm, inf, olo, oqm, oinf), None
+
+    def __repr__(self) -> str:
+        return f"CurvePair({self.curve!r})"
+
+
 def tradeoff_pair(f: TradeoffFunction) -> Pair:
     """Dominating pair of f-DP (symmetric: it bounds both orders of neighbouring datasets);
     closed forms for Gaussian and Laplace curves, knots for piecewise-linear ones, otherwise the
@@ -87,11 +112,6 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
         return GaussianPair(f.mu)
     if isinstance(f, LaplaceTradeoff):
         return LaplacePair(f.eps)
-    if isinstance(f, FiniteLossTradeoff):
-        return FinitePair(curve_direction(f), None, "curve")
     if isinstance(f, PiecewiseLinearTradeoff):
-        lo, qm, inf = knot_atoms(f.alphas, f.betas, True)
-        olo, oqm, oinf = knot_atoms(f.alphas, f.betas, False)
-        return FinitePair(FiniteDirection(lo, qm, inf, olo, oqm, oinf), None,
-                          "piecewise-linear curve")
+        return CurvePair(f)
     return FinitePair(envelope_direction(f), None, "sampled curve")
