@@ -291,30 +291,50 @@ _HEAD_DIGITS, _HEAD_MAX_DPS = 40, 3000
 
 
 def _head_excess(z0: float, s: float, a: float) -> tuple[mpmath.mpf, mpmath.mpf, int]:
-    """(excess, margin, dps): the first ``_HEAD`` terms of the first series of
-    ``_log_a_fractional`` minus 1, and a bound on its rounding error, at dps digits. Term i is
-    C(a,i) (1-q')^a e^{(i^2 - 2 i z0)/(2 s^2)} Phi((z0 - i)/s) (the exponents of e^{-z0^2/(2s^2)}
-    and erfcx combined exactly, so none of size z0^2/s^2 cancels); the terms near 1 cancel down to
-    A - 1 ~ a(a-1) q^2 (e^{1/s^2} - 1)/2, which can be far below 1 (1e-60 at q = 1e-30), so the
-    precision grows until the excess holds ``_HEAD_DIGITS`` correct digits (a fixed 40 digits
-    returned 0 for q below ~1e-20: issue 28)."""
+    """(excess, margin, dps): the first three terms (``_HEAD``) of the first series of
+    ``_log_a_fractional`` minus 1, and a bound on its rounding error, at dps digits.
+
+    With rho = q'/(1-q') = e^{-(z0 - 1/2)/s^2}, P = (1 + rho)^{-a} = (1-q')^a and E = e^{1/s^2},
+    term i is C(a,i) P rho^i e^{(i^2-i)/(2s^2)} Phi((z0 - i)/s), so, writing Phi(x) = 1 - Phi(-x),
+
+        head - 1 = P C(a,2) rho^2 (E - 1) - P R3 - P [Phi(-z0/s) + a rho Phi((1 - z0)/s)
+                   + C(a,2) rho^2 E Phi((2 - z0)/s)],   R3 = (1+rho)^a - 1 - a rho - C(a,2) rho^2,
+
+    the 1 removed analytically: A - 1 ~ a(a-1) q^2 (e^{1/s^2} - 1)/2 can be far below 1 (1e-60 at
+    q = 1e-30, where summing the terms near 1 at a fixed 40 digits returned 0: issue 28). R3 is
+    its binomial series sum_{k>=3} C(a,k) rho^k when a rho <= 1/2 (ratio of terms <= 1/2: the
+    remainder is at most the last term), else the difference. Each piece errs by a few ulp, and by
+    the rounding of its exponent (relative to the sizes it is made of) magnified by exp: charged
+    to ``margin``; dps grows until the excess holds ``_HEAD_DIGITS`` digits beyond it."""
     dps = _HEAD_DIGITS + 10
     while True:
         with mpmath.workdps(dps):
             zm, sm, am = mpmath.mpf(z0), mpmath.mpf(s), mpmath.mpf(a)
-            lq = -mpmath.log1p(mpmath.exp(-(zm - mpmath.mpf(0.5)) / (sm * sm)))  # log(1 - q')
-            expos = [am * lq + (i * i - 2 * i * zm) / (2 * sm * sm) for i in range(_HEAD)]
-            binom = [mpmath.mpf(1)]  # C(a, i) by its product (mpmath's gamma is slow at 1000 digits)
-            for i in range(1, _HEAD):
-                binom.append(binom[-1] * (am - i + 1) / i)
-            terms = [c * mpmath.exp(x) * mpmath.ncdf((zm - i) / sm)
-                     for i, (c, x) in enumerate(zip(binom, expos, strict=True))]
-            excess = mpmath.fsum(terms) - 1
-            # each term: a few ulp per operation, and the exponent's rounding (relative to the
-            # sizes it is made of) magnified by exp
-            sizes = [abs(am * lq) + (i * i + 2 * i * abs(zm)) / (2 * sm * sm) for i in range(_HEAD)]
-            margin = mpmath.fsum(abs(t) * (100 + 10 * m) for t, m in zip(terms, sizes, strict=True)) \
-                * mpmath.mpf(10) ** (-dps) + mpmath.mpf(10) ** (-dps)
+            log_rho = -(zm - mpmath.mpf(0.5)) / (sm * sm)
+            rho = mpmath.exp(log_rho)
+            a_lq = -am * mpmath.log1p(rho)  # log P
+            c2 = am * (am - 1) / 2
+            unit = mpmath.mpf(10) ** (-dps)
+            lead = c2 * mpmath.exp(a_lq + 2 * log_rho) * mpmath.expm1(1 / (sm * sm))
+            margin = abs(lead) * (100 + 10 * (abs(a_lq) + 2 * abs(log_rho))) * unit
+            if am * rho <= 0.5:
+                term, r3, k = c2 * (am - 2) / 3 * rho ** 3, mpmath.mpf(0), 3
+                while abs(term) > abs(r3) * unit and k < 100 * dps:
+                    r3 += term
+                    term *= (am - k) / (k + 1) * rho
+                    k += 1
+                r3_err = 2 * abs(term) + abs(r3) * 10 * k * unit
+            else:
+                r3 = mpmath.power(1 + rho, am) - 1 - am * rho - c2 * rho * rho
+                r3_err = (mpmath.power(1 + rho, am) + 1 + am * rho + c2 * rho * rho) * 100 * unit
+            p = mpmath.exp(a_lq)
+            margin += p * (r3_err + abs(r3) * 10 * (abs(a_lq) + 1) * unit)
+            tails = [mpmath.ncdf(-zm / sm), am * rho * mpmath.ncdf((1 - zm) / sm),
+                     lead / (p * mpmath.expm1(1 / (sm * sm))) * mpmath.exp(1 / (sm * sm))
+                     * mpmath.ncdf((2 - zm) / sm)]
+            margin += p * mpmath.fsum(tails) * (100 + 10 * (abs(a_lq) + 2 * abs(log_rho)
+                                                            + 1 / (sm * sm))) * unit
+            excess = lead - p * r3 - p * mpmath.fsum(tails)
             if abs(excess) >= margin * mpmath.mpf(10) ** _HEAD_DIGITS or dps >= _HEAD_MAX_DPS:
                 return excess, margin, dps  # (at the cap: still a bound, the margin added)
             lost = mpmath.log10(margin / abs(excess)) if excess != 0 else mpmath.mpf(dps)
