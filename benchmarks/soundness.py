@@ -20,6 +20,10 @@ Tolerance: a comparison allows only the reference's own rounding error, ``rtol *
 absolute 1e-40 covers the rounding of losses such as log(q/p) at 50 digits, which moves an exact
 zero delta to ~1e-52), so a bound 1 ulp on the optimistic side of an exact value is an
 under-report.
+- on the rdpfrac workloads (issue 28), RDP epsilons ``g.at(a)`` at fractional orders: an
+  UNDER-REPORT if below the exact value (80-digit quadrature, ``tests/support/rdp_reference.py``),
+  with no absolute tolerance; their relative excess fills the delta-excess columns.
+
 Excess columns: delta excess is relative, (ours - true) / true over checks with true > 0 (the
 column "max" is the loosest, "min" the most optimistic: negative = under-report); eps excess is
 absolute, ours - true, over finite pairs (true eps by exact inversion or bisection to 1e-14;
@@ -45,11 +49,13 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+import mpmath
 import numpy as np
 from mpmath import mpf
 
 import accountant
 from accountant.pld.models.logistic import LogisticPair
+from tests.support.rdp_reference import SubsampledGaussianRdpRef
 from tests.support.references import (
     ONE,
     ZERO,
@@ -92,6 +98,7 @@ class Workload:
     cheap: bool = True        # the reference is cheap enough to invert for the eps excess
     exact: bool = True        # the reference is the truth (False: a concrete pipeline, a lower
     #                           bound on the worst case; then lower bounds are not checked)
+    orders: list[float] = field(default_factory=list)  # an RDP workload: g.at(a) for these
 
 
 @dataclass
@@ -563,6 +570,28 @@ def fam_logistic(rng: np.random.Generator, i: int) -> Workload:
                     pick_eps(rng, a), pick_deltas(rng))
 
 
+#: Fractional orders every rdpfrac workload may draw (issue 28), besides one at random.
+RDP_FRACTIONAL = (1.1, 1.5, 2.5, 7.3, 31.5)
+
+
+def fam_rdpfrac(rng: np.random.Generator, i: int) -> Workload:
+    """``subsampled_gaussian_rdp`` at fractional orders (issue 28), against the 80-digit quadrature
+    of ``tests/support/rdp_reference.py``: q = 1 (a tenth), loguniform in [1e-30, 1] (most) or
+    [1e-300, 1e-30] (a tenth), sigma loguniform in [0.5, 5], 1 step or up to 1e4; two orders, one
+    of ``RDP_FRACTIONAL`` and one drawn in (1, 40). Checked: g.at(a) >= the exact value (no
+    absolute tolerance: the values go down to 1e-600)."""
+    u = rng.random()
+    q = 1.0 if u < 0.1 else loguniform(rng, 1e-300, 1e-30) if u < 0.2 else loguniform(rng, 1e-30, 1.0)
+    s = loguniform(rng, 0.5, 5.0)
+    t = 1 if rng.random() < 0.5 else int(rng.integers(1, 10_001))
+    a = 1.0 + loguniform(rng, 0.01, 39.0)
+    orders = [RDP_FRACTIONAL[int(rng.integers(len(RDP_FRACTIONAL)))],
+              a if a != math.floor(a) else a + 0.5]
+    code = f"subsampled_gaussian_rdp({r(q)}, {r(s)}, {t}, orders={tuple(orders)!r})"
+    return Workload("rdpfrac", code, SubsampledGaussianRdpRef(q, s, t), [], [], cheap=False,
+                    orders=orders)
+
+
 FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] = {
     # name: (generator, workloads at --n 1)
     "gdp": (fam_gdp, 3300),
@@ -575,6 +604,7 @@ FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] 
     "mix": (fam_mix, 400),
     "peers": (fam_peers, 300),
     "logistic": (fam_logistic, 300),
+    "rdpfrac": (fam_rdpfrac, 120),
 }
 
 
@@ -608,6 +638,19 @@ def check(w: Workload) -> Result:
     stage = "build"
     try:
         g = eval(w.code, NS)
+        for a in w.orders:  # an RDP workload (rdpfrac): relative excess in the d columns
+            stage = f".at({a!r})"
+            ours = g.at(a)
+            true = ref.at(a)  # type: ignore[attr-defined]
+            res.checks += 1
+            if math.isnan(ours) or mpf(ours) < true * (1 - ref.rtol):
+                res.under += 1
+                fail("under", f"{w.code}.at({a!r}) = {ours!r} < exact {mpmath.nstr(true, 12)}")
+            if true > 0:
+                x = rel(ours, true)
+                res.d_max = max(res.d_max, x)
+                if x < res.d_min:
+                    res.d_min, res.d_min_at = x, f"{w.code}.at({a!r})"
         has_brackets = w.exact and hasattr(g, "delta_bracket")
         for e in w.eps:
             stage = f".delta({e!r})"

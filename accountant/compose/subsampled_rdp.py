@@ -42,6 +42,8 @@ def subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: float, steps
         a = check_real("orders", a, low=1.0, low_open=True, high=1e5)
         if a == math.floor(a):
             per_step = _log_a_integer(q, s, int(a)) / (a - 1)
+        elif q == 1.0:  # the Gaussian mechanism itself: a / (2 sigma^2) [@mironov2017renyi, Prop. 7]
+            per_step = a / (2.0 * s * s)
         else:
             per_step = _log_a_fractional(q, s, a) / (a - 1)
         eps.append(math.nextafter(t * per_step * (1.0 + 4.0 * MACHINE_EPSILON), math.inf))
@@ -97,9 +99,13 @@ def _split_point(q: float, s: float) -> tuple[float, float]:
     exactly those of the rate q' with q'/(1-q') = e^{-(z0 - 1/2)/s^2}, q' >= q, whose divergences
     (both directions) are larger: the pair at rate q is a post-processing of the pair at q' (keep
     the sample w.p. q/q', else replace it by a fresh N(0, s^2) draw)."""
-    ell = math.log((1.0 - q) / q)
+    # log((1-q)/q) as a difference, which does not overflow at q = 5e-324; each log errs by
+    # LIBM_REL of itself, the difference by an ulp
+    l1, l2 = math.log1p(-q), math.log(q)
+    ell = l1 - l2
     z0 = s * s * ell + 0.5
-    err = s * s * (6.0 * MACHINE_EPSILON * abs(ell) + 4.0 * MACHINE_EPSILON) + 2.0 * MACHINE_EPSILON * abs(z0)
+    err = s * s * (6.0 * MACHINE_EPSILON * abs(ell) + 4.0 * MACHINE_EPSILON
+                   + 2.0 * LIBM_REL * (abs(l1) + abs(l2))) + 2.0 * MACHINE_EPSILON * abs(z0)
     z0 = math.nextafter(z0 - 2.0 * err, -math.inf)
     return z0, -float(np.logaddexp(0.0, -(z0 - 0.5) / (s * s)))  # log(1 - q') = -log(1 + q'/(1-q'))
 
@@ -115,7 +121,7 @@ def _series_bounds(term: Terms,
     a bound on the float error of that logarithm, and the sign of t_i; from i = ``alt_from`` on the
     terms alternate in sign and decrease in size, so the remainder after n terms lies between 0 and
     t_n. The partial sums are taken from terms moved outward by their error bounds, with the
-    summation error bounded and added. n grows (x4) until |t_n| e^{-shift} <= tol, up to
+    summation error bounded and added. n grows (x4) until |t_n| <= tol (unshifted), up to
     ``_SERIES_CAP``."""
     u = MACHINE_EPSILON
     n = max(_SERIES_START, 2 * alt_from + 8, 2 * skip + 8)
@@ -123,7 +129,9 @@ def _series_bounds(term: Terms,
         logs, err, sign = term(n)
         logs, err, sign = logs[skip:], err[skip:], sign[skip:]
         top = float(np.max(logs + err))
-        shift = top if top > 600.0 else 0.0  # e^shift is put back by the caller (in mpmath)
+        # e^shift is put back by the caller (in mpmath): neither overflow nor underflow (terms
+        # flushed to zero or to subnormals would drop mass from an upper bound)
+        shift = top if abs(top) > 600.0 else 0.0
         hi = np.exp(logs + err - shift) * (1.0 + LIBM_REL + 2.0 * u)  # exp, the sum, the product
         lo = np.exp(logs - err - shift) * (1.0 - LIBM_REL - 2.0 * u)
         up_terms = np.where(sign[:-1] > 0, hi[:-1], -lo[:-1])
@@ -135,7 +143,7 @@ def _series_bounds(term: Terms,
         body_up = math.fsum([*up_terms[:h].tolist(), float(np.sum(up_terms[h:])), slack])
         body_lo = math.fsum([*lo_terms[:h].tolist(), float(np.sum(lo_terms[h:])), -slack])
         last = float(hi[-1])
-        if last <= tol or n >= _SERIES_CAP:
+        if last == 0.0 or math.log(last) + shift <= math.log(tol) or n >= _SERIES_CAP:
             break
         n *= 4
     up = body_up + (last if sign[-1] > 0 else 0.0)
@@ -243,7 +251,8 @@ def _log_a_fractional(q: float, s: float, a: float) -> float:
     erfcx so that no two large exponents cancel). Past i = floor(a) + 1 the terms of each series
     alternate in sign and decrease in size (|C(a,i+1)/C(a,i)| = (i-a)/(i+1) < 1, and erfcx
     decreases): ``_series_bounds`` adds the first omitted term when positive. The leading terms
-    (where those near 1 cancel down to A - 1) are summed in 40-digit mpmath; in the rest each term's
+    (where those near 1 cancel down to A - 1) are summed in mpmath at a precision that grows with
+    the cancellation, their rounding error bounded and added (``_head_excess``); in the rest each term's
     logarithm is raised by a bound on its float error (16 ulp of the magnitudes it is made of) and
     the summation error is added: an upper bound as computed, in floating point."""
     z0, log_1mq = _split_point(q, s)
@@ -263,24 +272,74 @@ def _log_a_fractional(q: float, s: float, a: float) -> float:
 
     parts = (series(-z0), series(z0 - a))
     alt = math.floor(a) + 1
-    with mpmath.workdps(40):  # the leading terms, where (1-q)^a and a q (1-q)^{a-1} nearly cancel 1
-        zm, sm, am = mpmath.mpf(z0), mpmath.mpf(s), mpmath.mpf(a)
-        lq = -mpmath.log1p(mpmath.exp(-(zm - mpmath.mpf(0.5)) / (sm * sm)))  # log(1 - q') exactly
-        pm = mpmath.exp(am * lq - zm * zm / (2 * sm * sm))
-        r2 = sm * mpmath.sqrt(2)
-        exact = mpmath.fsum(mpmath.binomial(am, i) * pm / 2 * mpmath.exp(y * y) * mpmath.erfc(y)
-                            for i in range(_HEAD) for y in [(i - zm) / r2])
-        excess = exact - 1  # A - 1, up to the rest of the series
-
+    excess, margin, dps = _head_excess(z0, s, a)
+    with mpmath.workdps(dps):
         def rest(tol: float) -> mpmath.mpf:
             (_, up1, sh1), (_, up2, sh2) = (_series_bounds(parts[0], alt, tol, _HEAD),
                                             _series_bounds(parts[1], alt, tol))
             return mpmath.mpf(up1) * mpmath.exp(sh1) + mpmath.mpf(up2) * mpmath.exp(sh2)
 
         tol = 1e-13 * max(abs(float(excess + rest(math.inf))), 1e-300)
-        tails = rest(tol)
-        # 40 digits: the head is exact to far below the 1e-30 margin
-        return max(0.0, round_up(mpmath.log1p(excess + tails) * (1 + mpmath.mpf(10) ** -30)))
+        total = excess + margin + rest(tol)
+        # log1p and the product at dps >= 40 digits: far below the 1e-30 margin
+        return max(0.0, round_up(mpmath.log1p(total) * (1 + mpmath.mpf(10) ** -30)))
+
+
+#: Correct digits the head's excess is computed to (the precision grows until it has them) and
+#: the precision's cap (at the cap the answer is still a bound: the margin is added).
+_HEAD_DIGITS, _HEAD_MAX_DPS = 40, 3000
+
+
+def _head_excess(z0: float, s: float, a: float) -> tuple[mpmath.mpf, mpmath.mpf, int]:
+    """(excess, margin, dps): the first three terms (``_HEAD``) of the first series of
+    ``_log_a_fractional`` minus 1, and a bound on its rounding error, at dps digits.
+
+    With rho = q'/(1-q') = e^{-(z0 - 1/2)/s^2}, P = (1 + rho)^{-a} = (1-q')^a and E = e^{1/s^2},
+    term i is C(a,i) P rho^i e^{(i^2-i)/(2s^2)} Phi((z0 - i)/s), so, writing Phi(x) = 1 - Phi(-x),
+
+        head - 1 = P C(a,2) rho^2 (E - 1) - P R3 - P [Phi(-z0/s) + a rho Phi((1 - z0)/s)
+                   + C(a,2) rho^2 E Phi((2 - z0)/s)],   R3 = (1+rho)^a - 1 - a rho - C(a,2) rho^2,
+
+    the 1 removed analytically: A - 1 ~ a(a-1) q^2 (e^{1/s^2} - 1)/2 can be far below 1 (1e-60 at
+    q = 1e-30, where summing the terms near 1 at a fixed 40 digits returned 0: issue 28). R3 is
+    its binomial series sum_{k>=3} C(a,k) rho^k when a rho <= 1/2 (ratio of terms <= 1/2: the
+    remainder is at most the last term), else the difference. Each piece errs by a few ulp, and by
+    the rounding of its exponent (relative to the sizes it is made of) magnified by exp: charged
+    to ``margin``; dps grows until the excess holds ``_HEAD_DIGITS`` digits beyond it."""
+    dps = _HEAD_DIGITS + 10
+    while True:
+        with mpmath.workdps(dps):
+            zm, sm, am = mpmath.mpf(z0), mpmath.mpf(s), mpmath.mpf(a)
+            log_rho = -(zm - mpmath.mpf(0.5)) / (sm * sm)
+            rho = mpmath.exp(log_rho)
+            a_lq = -am * mpmath.log1p(rho)  # log P
+            c2 = am * (am - 1) / 2
+            unit = mpmath.mpf(10) ** (-dps)
+            lead = c2 * mpmath.exp(a_lq + 2 * log_rho) * mpmath.expm1(1 / (sm * sm))
+            margin = abs(lead) * (100 + 10 * (abs(a_lq) + 2 * abs(log_rho))) * unit
+            if am * rho <= 0.5:
+                term, r3, k = c2 * (am - 2) / 3 * rho ** 3, mpmath.mpf(0), 3
+                while abs(term) > abs(r3) * unit and k < 100 * dps:
+                    r3 += term
+                    term *= (am - k) / (k + 1) * rho
+                    k += 1
+                r3_err = 2 * abs(term) + abs(r3) * 10 * k * unit
+            else:
+                r3 = mpmath.power(1 + rho, am) - 1 - am * rho - c2 * rho * rho
+                r3_err = (mpmath.power(1 + rho, am) + 1 + am * rho + c2 * rho * rho) * 100 * unit
+            p = mpmath.exp(a_lq)
+            margin += p * (r3_err + abs(r3) * 10 * (abs(a_lq) + 1) * unit)
+            tails = [mpmath.ncdf(-zm / sm), am * rho * mpmath.ncdf((1 - zm) / sm),
+                     lead / (p * mpmath.expm1(1 / (sm * sm))) * mpmath.exp(1 / (sm * sm))
+                     * mpmath.ncdf((2 - zm) / sm)]
+            margin += p * mpmath.fsum(tails) * (100 + 10 * (abs(a_lq) + 2 * abs(log_rho)
+                                                            + 1 / (sm * sm))) * unit
+            excess = lead - p * r3 - p * mpmath.fsum(tails)
+            if abs(excess) >= margin * mpmath.mpf(10) ** _HEAD_DIGITS or dps >= _HEAD_MAX_DPS:
+                return excess, margin, dps  # (at the cap: still a bound, the margin added)
+            lost = mpmath.log10(margin / abs(excess)) if excess != 0 else mpmath.mpf(dps)
+            dps = min(_HEAD_MAX_DPS, dps + int(mpmath.ceil(lost)) + _HEAD_DIGITS + 10)
+
 
 def check_dpsgd_parameters(q: float, s: float, t: int) -> tuple[float, float, int]:
     """Validated (sampling_rate, noise_multiplier, steps) of a DP-SGD run."""

@@ -16,6 +16,7 @@ from mpmath import mpf
 
 from benchmarks import soundness as S
 from tests.support import references as R
+from tests.support.rdp_reference import SubsampledGaussianRdpRef
 
 SEED = 20261123
 
@@ -31,6 +32,7 @@ COUNTS = {
     "mix": 12,
     "peers": 12,
     "logistic": 16,
+    "rdpfrac": 3,  # ~10 s each: 80-digit quadratures
 }
 
 #: families that fail today on this subset (issue 8 items being fixed concurrently); strict, so
@@ -168,3 +170,15 @@ def test_swapped_pair_keeps_its_atom() -> None:
     for k in (1, 3):
         assert add.power(k).swapped().delta_inf() == rem.power(k).delta_inf() > 0
     assert add.product(add).swapped().delta_inf() == rem.product(rem).delta_inf()
+
+
+def test_checker_flags_rdp_under_report() -> None:
+    """The rdpfrac check has no absolute tolerance: the old 5e-324 at q = 1e-30 (exact 1.29e-60,
+    issue 28) is an under-report."""
+    w = S.Workload("rdpfrac", "RDP(orders=(1.5,), epsilons=(5e-324,))",
+                   SubsampledGaussianRdpRef(1e-30, 1.0), [], [], orders=[1.5])  # type: ignore[arg-type]
+    res = S.check(w)
+    assert res.under == 1 and res.crashes == 0
+    w = S.Workload("rdpfrac", "subsampled_gaussian_rdp(1e-30, 1.0, 1, orders=(1.5,))",
+                   SubsampledGaussianRdpRef(1e-30, 1.0), [], [], orders=[1.5])  # type: ignore[arg-type]
+    assert S.check(w).sound
