@@ -87,6 +87,18 @@ def _bind_expr(expr: Any, values: Mapping[str, Any]) -> Any:
     return expr.subs(subs) if subs else expr
 
 
+#: The largest numeric dataset size n and dimension d (sizes beyond it overflow the float
+#: arithmetic of the calibrations).
+MAX_COUNT = 10**15
+
+
+def _shown(value: Any) -> str:
+    """repr, or the digit count of a huge integer."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"an integer with {len(str(abs(value)))} digits"
+    return repr(value)
+
+
 @dataclass(frozen=True)
 class Domain:
     """Records in a box, ``n`` records per dataset, and an adjacency relation.
@@ -121,15 +133,17 @@ class Domain:
             d = sympy.Integer(k)
             lo = lo * k if len(lo) == 1 else lo
             hi = hi * k if len(hi) == 1 else hi
-        if is_numeric(d) and not (d.is_integer and d >= 1):
-            raise ValueError(f"d must be a positive integer or a symbol, got {self.d!r}")
+        if is_numeric(d) and not (d.is_integer and 1 <= d <= MAX_COUNT):
+            raise ValueError(f"d must be a positive integer at most {MAX_COUNT:.0e} or a symbol, got "
+                             f"{_shown(self.d)}")
         for j, (a, b) in enumerate(zip(lo, hi, strict=True)):
             if is_numeric(a) and is_numeric(b) and not bool(a < b):
                 raise ValueError(f"lower must be < upper in every coordinate; coordinate {j} has "
                                  f"lower = {a}, upper = {b}")
         n = None if self.n is None else as_expr("n", self.n)
-        if n is not None and is_numeric(n) and not (n.is_integer and n >= 1):
-            raise ValueError(f"n must be a positive integer or a symbol, got {self.n!r}")
+        if n is not None and is_numeric(n) and not (n.is_integer and 1 <= n <= MAX_COUNT):
+            raise ValueError(f"n must be a positive integer at most {MAX_COUNT:.0e} or a symbol "
+                             f"(or None when no query needs it), got {_shown(self.n)}")
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "d", d)
