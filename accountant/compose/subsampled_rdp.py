@@ -302,7 +302,7 @@ def _head_excess(z0: float, s: float, a: float) -> tuple[mpmath.mpf, mpmath.mpf,
                    + C(a,2) rho^2 E Phi((2 - z0)/s)],   R3 = (1+rho)^a - 1 - a rho - C(a,2) rho^2,
 
     the 1 removed analytically: A - 1 ~ a(a-1) q^2 (e^{1/s^2} - 1)/2 can be far below 1 (1e-60 at
-    q = 1e-30, where summing the terms near 1 at a fixed 40 digits returned 0: issue 28). R3 is
+    q = 1e-30, where summing the terms near 1 at a fixed 40 digits returned 0). R3 is
     its binomial series sum_{k>=3} C(a,k) rho^k when a rho <= 1/2 (ratio of terms <= 1/2: the
     remainder is at most the last term), else the difference. Each piece errs by a few ulp, and by
     the rounding of its exponent (relative to the sizes it is made of) magnified by exp: charged
