@@ -32,11 +32,6 @@ __all__ = ["ADJACENCIES", "Adjacency", "Domain", "as_expr", "free_names", "to_fl
 #: Most offending values quoted in an out-of-domain error.
 MAX_QUOTED = 5
 
-#: Largest dataset size a domain declares (as ``accountant``'s counts: beyond it no float holds 1/n
-#: and its neighbours apart).
-MAX_N = 10**15
-
-
 class _Unsized:
     """The default of ``Domain.n``: no size declared (stored as ``None``). Passing ``n=None``
     explicitly is refused, so that a missing size is a decision, not an accident."""
@@ -102,6 +97,18 @@ def _bind_expr(expr: Any, values: Mapping[str, Any]) -> Any:
     return expr.subs(subs) if subs else expr
 
 
+#: The largest numeric dataset size n and dimension d (beyond it no float holds 1/n and its
+#: neighbours apart, and the calibrations' float arithmetic overflows).
+MAX_COUNT = 10**15
+
+
+def _shown(value: Any) -> str:
+    """repr, or the digit count of a huge integer."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"an integer with {len(str(abs(value)))} digits"
+    return repr(value)
+
+
 @dataclass(frozen=True)
 class Domain:
     """Records in a box, ``n`` records per dataset, and an adjacency relation.
@@ -137,8 +144,9 @@ class Domain:
             d = sympy.Integer(k)
             lo = lo * k if len(lo) == 1 else lo
             hi = hi * k if len(hi) == 1 else hi
-        if is_numeric(d) and not (d.is_integer and d >= 1):
-            raise ValueError(f"d must be a positive integer or a symbol, got {self.d!r}")
+        if is_numeric(d) and not (d.is_integer and 1 <= d <= MAX_COUNT):
+            raise ValueError(f"d must be a positive integer at most {MAX_COUNT:.0e} or a symbol, got "
+                             f"{_shown(self.d)}")
         for j, (a, b) in enumerate(zip(lo, hi, strict=True)):
             if is_numeric(a) and is_numeric(b) and not bool(a < b):
                 raise ValueError(f"lower must be < upper in every coordinate; coordinate {j} has "
@@ -147,10 +155,9 @@ class Domain:
             raise TypeError("n must be an integer in [1, 10^15] or a sympy symbol, got None; omit n "
                             "when no query needs the dataset size")
         n = None if self.n is UNSIZED else as_expr("n", self.n)
-        if n is not None and is_numeric(n) and not (n.is_integer and 1 <= n <= MAX_N):
-            shown = (f"an integer with {len(str(abs(int(n))))} digits"
-                     if n.is_integer and abs(n) >= 10**30 else repr(self.n))
-            raise ValueError(f"n must be an integer in [1, 10^15] or a sympy symbol, got {shown}")
+        if n is not None and is_numeric(n) and not (n.is_integer and 1 <= n <= MAX_COUNT):
+            raise ValueError(f"n must be an integer in [1, 10^15] or a sympy symbol, got "
+                             f"{_shown(self.n)}")
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "d", d)

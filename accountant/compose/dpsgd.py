@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from accountant.compose.calibration import calibrate, calibrate_count
-from accountant.compose.subsampled_rdp import check_dpsgd_parameters, subsampled_gaussian_rdp
+from accountant.compose.subsampled_rdp import (
+    check_dpsgd_parameters,
+    check_sampling_rate,
+    subsampled_gaussian_rdp,
+)
 from accountant.core.validation import check_count, check_real
 from accountant.notions.guarantees import GDP, ApproxDP, Guarantee
 from accountant.notions.ordering import implies
@@ -137,7 +141,7 @@ def dpsgd_schedule(sampling_rate: float | None = None, steps: int | None = None,
         exact = Fraction(b, n)
     if q is None:
         raise TypeError("give sampling_rate, or batch_size and dataset_size")
-    q = check_real("sampling_rate", q, low=0.0, high=1.0, low_open=True)
+    q = check_sampling_rate(q)
     if batch_size is None:
         exact = Fraction(q)
     if epochs is None:
@@ -163,6 +167,9 @@ def dpsgd_pld(sampling_rate: float, noise_multiplier: float, steps: int,
     return subsampled_gaussian(s, q, tol=tol).self_compose(t)
 
 
+#: The noise multipliers ``dpsgd_noise_multiplier`` searches.
+_SIGMA_LIMITS = (1e-2, 1e4)
+
 #: Default relative precision of the calibrated parameter.
 CALIBRATION_RTOL = 1e-3
 
@@ -183,10 +190,22 @@ def dpsgd_noise_multiplier(target_epsilon: float, delta: float, sampling_rate: f
     q, t = dpsgd_schedule(sampling_rate, steps, epochs=epochs, batch_size=batch_size,
                           dataset_size=dataset_size)
     tol = _pld_tol(eps, rtol)
+    # reachable at all? the most noise searched (1e4) gives the least certified epsilon: one PLD,
+    # a fraction of a second, instead of a search that ends in "neither end implies the target"
+    least = dpsgd_pld(q, _SIGMA_LIMITS[1], t, tol).epsilon(d)
+    if not least <= eps:
+        where = (f"with noise_multiplier at its largest ({_SIGMA_LIMITS[1]:g}), sampling_rate={q!r} "
+                 f"and steps={t}")
+        if math.isinf(least):
+            raise ValueError(f"delta={d!r} is out of reach: {where}, no finite epsilon is "
+                             f"certified at this delta; ask for a larger delta")
+        raise ValueError(f"target_epsilon={eps!r} at delta={d!r} is out of reach: {where}, the "
+                         f"certified epsilon is {least:.6g}; ask for target_epsilon >= "
+                         f"{least:.6g} (or a larger delta), or lower sampling_rate or steps")
     # the CLT guess sigma^-2 = log(1 + mu^2 / (q^2 T)), mu the GDP level of the target
     guess = 1.0 / math.sqrt(math.log1p((_gdp_mu(eps, d) / q) ** 2 / t))
-    est = _secant(lambda s: dpsgd_pld(q, s, t, tol).epsilon(d), eps, guess, rtol, (1e-2, 1e4))
-    return _certify(lambda s: dpsgd_pld(q, s, t, tol), ApproxDP(eps, d), est, rtol, (1e-2, 1e4))
+    est = _secant(lambda s: dpsgd_pld(q, s, t, tol).epsilon(d), eps, guess, rtol, _SIGMA_LIMITS)
+    return _certify(lambda s: dpsgd_pld(q, s, t, tol), ApproxDP(eps, d), est, rtol, _SIGMA_LIMITS)
 
 
 def dpsgd_sampling_rate(target_epsilon: float, delta: float, noise_multiplier: float, steps: int,

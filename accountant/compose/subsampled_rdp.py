@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable, Sequence
 
 import mpmath
@@ -341,8 +342,25 @@ def _head_excess(z0: float, s: float, a: float) -> tuple[mpmath.mpf, mpmath.mpf,
             dps = min(_HEAD_MAX_DPS, dps + int(mpmath.ceil(lost)) + _HEAD_DIGITS + 10)
 
 
+#: The least sampling rate accepted: the least normal double. A subnormal rate carries fewer
+#: than 53 bits and its square underflows to 0 (the PLD of 5e-324 reported epsilon = inf, the RDP
+#: took seconds); the guarantee at this rate covers every smaller one (the pair at a smaller rate
+#: is a post-processing of this one).
+MIN_SAMPLING_RATE = sys.float_info.min
+
+
+def check_sampling_rate(q: float) -> float:
+    """A validated Poisson sampling rate in [``MIN_SAMPLING_RATE``, 1]."""
+    q = check_real("sampling_rate", q, low=0.0, high=1.0, low_open=True)
+    if q < MIN_SAMPLING_RATE:
+        raise ValueError(f"sampling_rate must lie in [{MIN_SAMPLING_RATE!r}, 1.0], got {q!r} (a "
+                         f"subnormal rate): use sampling_rate={MIN_SAMPLING_RATE!r}, whose "
+                         f"guarantee covers every smaller rate")
+    return q
+
+
 def check_dpsgd_parameters(q: float, s: float, t: int) -> tuple[float, float, int]:
     """Validated (sampling_rate, noise_multiplier, steps) of a DP-SGD run."""
-    q = check_real("sampling_rate", q, low=0.0, high=1.0, low_open=True)
+    q = check_sampling_rate(q)
     s = check_real("noise_multiplier", s, low=0.0, low_open=True, high=1e100)
     return q, s, check_count("steps", t)

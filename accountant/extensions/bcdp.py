@@ -26,6 +26,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from typing import cast
 
@@ -129,10 +130,28 @@ class BayesianDP(_OneLevel):
         return f"{self.eps:g}-BDP"
 
 
-def _vector(name: str, values: Sequence[float], *, high: float = math.inf) -> tuple[float, ...]:
+#: The most coordinates a guarantee of this module takes (its certificates are exact
+#: rational sums and 50-digit logs per coordinate: about a second at this size).
+MAX_DIMENSION = 10**4
+
+
+def _vector(name: str, values: Sequence[float], *, high: float = math.inf,
+            finite: bool = False) -> tuple[float, ...]:
+    """One non-negative level per coordinate (at least 1, at most ``MAX_DIMENSION``); with
+    ``finite``, inf is refused."""
+    if hasattr(values, "__len__") and not isinstance(values, (str, bytes)) \
+            and len(values) > MAX_DIMENSION:
+        raise ValueError(f"{name} must have at most {MAX_DIMENSION} entries (one per coordinate), "
+                         f"got {len(values)} (the certificates take about a second at that size)")
     out = check_reals(name, values, low=0.0, high=high)
     if not out:
         raise ValueError(f"{name} must have at least one entry (one per coordinate), got ()")
+    if finite and not all(math.isfinite(x) for x in out):
+        i = next(i for i, x in enumerate(out) if not math.isfinite(x))
+        raise ValueError(f"{name} must hold finite levels, one per coordinate, got {name}[{i}] = "
+                         f"{out[i]!r}: an infinite level is no bound at all; give every "
+                         f"coordinate a finite level (a coordinate of an eps-LDP mechanism leaks at "
+                         f"most eps)")
     return out
 
 
@@ -146,7 +165,7 @@ class CoordinateDP(_PureLevel):
     eps: float = math.inf
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "c", _vector("c", self.c))
+        object.__setattr__(self, "c", _vector("c", self.c, finite=True))
         object.__setattr__(self, "eps", _level("eps", self.eps))
 
     @property
@@ -161,7 +180,8 @@ class CoordinateDP(_PureLevel):
 class BCDP(_PureLevel):
     """delta-BCDP for every prior with dependence bound q, and eps-LDP
     [@aliakbarpour2025enhancing, Def. 4, eq. (13)]: ``deltas[i]`` bounds the privacy loss of
-    coordinate i (inf: no demand); ``q[i]`` in [0, 1] bounds TV(pi_{x_-i | x_i in S},
+    coordinate i (finite: a coordinate with no demand is bounded by the LDP level eps); ``q[i]``
+    in [0, 1] bounds TV(pi_{x_-i | x_i in S},
     pi_{x_-i | x_i in S'}) (a number is used for every coordinate; q_i = 1 holds for every prior);
     ``eps`` is the whole-record LDP level (inf: none claimed)."""
 
@@ -170,7 +190,7 @@ class BCDP(_PureLevel):
     eps: float = math.inf
 
     def __post_init__(self) -> None:
-        d = _vector("deltas", self.deltas)
+        d = _vector("deltas", self.deltas, finite=True)
         raw = self.q
         if isinstance(raw, (int, float, np.integer, np.floating)) and not isinstance(raw, bool):
             q = (check_real("q", raw, low=0.0, high=1.0),) * len(d)
@@ -231,6 +251,14 @@ def _leak(c_i: float, q: float, s: float) -> float:
         return _up(mpmath.mpf(c_i) + mpmath.log1p(mpmath.mpf(q) * mpmath.expm1(mpmath.mpf(s))))
 
 
+def _float_up(x: Fraction) -> float:
+    """The smallest double >= x >= 0 (what ``sum_up`` gives for the same exact sum)."""
+    if x >= Fraction(2) ** 1024:
+        return math.inf
+    f = float(x)
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
 def _qs(q: Sequence[float] | float, d: int) -> tuple[float, ...]:
     return BCDP((0.0,) * d, q).qs  # validated and broadcast
 
@@ -246,8 +274,9 @@ def cdp_to_bcdp(g: CoordinateDP, q: Sequence[float] | float) -> BCDP:
     qs = _qs(q, d)
     level = g.ldp_level
     deltas = []
-    for i, (c_i, q_i) in enumerate(zip(g.c, qs, strict=True)):
-        rest = sum_up(g.c[:i] + g.c[i + 1:]) if d > 1 else 0.0
+    total = sum((Fraction(x) for x in g.c), Fraction(0))  # exact; each rest is total - c_i
+    for c_i, q_i in zip(g.c, qs, strict=True):
+        rest = _float_up(total - Fraction(c_i)) if d > 1 else 0.0
         part1 = _leak(c_i, q_i, rest)
         part2 = min(_leak(c_i, q_i, g.eps), g.eps)
         deltas.append(min(part1, part2, level))

@@ -235,7 +235,13 @@ def _(event: Any) -> Guarantee:
     if p == 1.0:
         return PureDP(0.0)
     ratio = 1 + k * (1 - Fraction(p)) / Fraction(p)  # exact; eps rounded up (a looser RR is dominated)
-    eps = math.nextafter(math.log(ratio), math.inf) + LIBM_ULP * math.ulp(math.log(ratio))
+    if ratio < 10**300:
+        eps = math.nextafter(math.log(ratio), math.inf) + LIBM_ULP * math.ulp(math.log(ratio))
+    else:  # a subnormal p: the ratio overflows a float, so log of the numerator minus log of the
+        # denominator (integers); each log errs by LIBM_ULP ulp, the difference by half an ulp
+        log_n, log_d = math.log(ratio.numerator), math.log(ratio.denominator)
+        eps = math.nextafter(log_n - log_d + (LIBM_ULP + 1) * (math.ulp(log_n) + math.ulp(log_d)),
+                             math.inf)
     return PLD.randomized_response(eps, k)
 
 
@@ -253,7 +259,8 @@ def _(event: Any) -> Guarantee:
 def _(event: Any) -> Guarantee:
     # a record lies in one leaf of one tree: ceil(log2 T) + 1 noisy nodes of the deepest tree
     steps = event.step_counts if isinstance(event.step_counts, list) else [event.step_counts]
-    deepest = max(check_count("step_counts", t, low=0) for t in steps)
+    # an empty list (dp_accounting accepts it) is no tree at all: nothing released
+    deepest = max((check_count("step_counts", t, low=0) for t in steps), default=0)
     if deepest == 0:
         return PureDP(0.0)
     sigma = _noise("SingleEpochTreeAggregationDpEvent.noise_multiplier", event.noise_multiplier)

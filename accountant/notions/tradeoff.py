@@ -369,6 +369,9 @@ class CallableTradeoff(TradeoffFunction):
         grid = envelope_alpha_grid()
         try:
             vals = as_float_array("tradeoff(alpha)", self.fn(grid)).reshape(grid.shape)
+        except OverflowError as exc:  # e.g. an int too large for a float
+            raise ValueError(f"tradeoff must map alpha in [0, 1] to finite beta in [0, 1 - alpha]; "
+                             f"on an array of alpha it raised OverflowError: {exc}") from exc
         except (TypeError, ValueError) as exc:
             raise TypeError("tradeoff must map an array of alpha in [0,1] to an array of beta") from exc
         check_tradeoff_values(grid, vals)
@@ -433,7 +436,7 @@ class ProfileTradeoff(TradeoffFunction):
         e = as_float_array("eps_grid", self.eps_grid).ravel()
         if e.size == 0 or not np.isfinite(e).all():
             raise ValueError(f"eps_grid must be a non-empty array of finite reals, got {e!r}")
-        d = np.array([self.delta_fn(float(x)) for x in e])
+        d = np.array([_profile_value(self.delta_fn, float(x)) for x in e])
         if ((d < 0) | (d > 1) | np.isnan(d)).any():
             raise ValueError("delta_fn must return values in [0, 1]")
         keep = d < 1.0
@@ -462,6 +465,19 @@ class ProfileTradeoff(TradeoffFunction):
         e = np.asarray(self.eps_grid)
         return (f"ProfileTradeoff({what}, sampled at {e.size} eps in [{float(e.min()):g}, "
                 f"{float(e.max()):g}])")
+
+
+def _profile_value(delta_fn: Callable[[float], float], eps: float) -> float:
+    """delta_fn(eps) as a float, or TypeError naming delta_fn when it is not one real number."""
+    value = delta_fn(eps)
+    arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+    if arr is None or arr.ndim != 0 or arr.dtype.kind not in "iuf" or isinstance(value, bool):
+        raise TypeError(f"delta_fn must return one real number in [0, 1] for each eps, got "
+                        f"{value!r} at eps={eps!r}")
+    try:
+        return float(arr)
+    except OverflowError:
+        raise ValueError(f"delta_fn must return values in [0, 1], got {value!r} at eps={eps!r}") from None
 
 
 def profile_to_tradeoff(delta_fn: Callable[[float], float],

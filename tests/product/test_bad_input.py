@@ -485,3 +485,109 @@ def test_bad_input_is_refused_by_name(name: str) -> None:
 def test_bad_input_to_methods(name: str) -> None:
     fn, (args, kwargs) = METHODS[name]()
     _check(name, walk(name, fn, args, kwargs))
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 28, item 3: the edges the walker's generic values did not reach
+
+#: Calls that hung (> 20 s), each run in a subprocess: (code, exception, words its message holds).
+#: The 20 s timeout is a guard with a generous margin over the ~1 s they now take.
+HANGS = [
+    ("dpsgd_epsilon(5e-324, 1.0, 100, 1e-5)", "ValueError",
+     ("sampling_rate", "5e-324", "2.2250738585072014e-308")),
+    ("subsampled_gaussian_rdp(5e-324, 1.0, 10)", "ValueError", ("sampling_rate", "5e-324", "subnormal")),
+    ("dpsgd_noise_multiplier(1.0, 5e-324, 0.01, 100)", "ValueError", ("delta=5e-324", "out of reach")),
+    ("dpsgd_noise_multiplier(1e-9, 1e-5, 0.01, 1000)", "ValueError",
+     ("target_epsilon=1e-09", "out of reach", "noise_multiplier", "ask for target_epsilon >=")),
+    ("CoordinateDP(np.ones(10**7))", "ValueError", ("c must have at most 10000", "10000000")),
+    ("mean_cdp_vector(np.ones(10**7), 2.0, 0.5, 0.5)", "ValueError", ("deltas", "at most 10000")),
+]
+
+
+@pytest.mark.parametrize(("code", "kind", "words"), HANGS, ids=[h[0] for h in HANGS])
+def test_issue28_former_hangs_refuse_quickly(code: str, kind: str, words: tuple[str, ...]) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = ("import numpy as np\nfrom accountant import *\n"
+              f"try:\n    {code}\nexcept Exception as exc:\n"
+              "    print(type(exc).__name__); print(exc)\nelse:\n    print('accepted')\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20,
+                         cwd=root, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    kind_got, _, message = out.stdout.partition("\n")
+    assert kind_got == kind, out.stdout + out.stderr
+    for w in words:
+        assert w in message, message
+
+
+def _gvp() -> Any:
+    from accountant.pld.models.variance import GaussianVariancePair
+
+    return PLD.from_pair(GaussianVariancePair(5e-324, 2))
+
+
+def _rr_event() -> Any:
+    from dp_accounting import dp_event
+
+    return accountant.from_dp_event(dp_event.RandomizedResponseDpEvent(5e-324, 3))
+
+
+def _tree_event() -> Any:
+    from dp_accounting import dp_event
+
+    return accountant.from_dp_event(dp_event.SingleEpochTreeAggregationDpEvent(1.0, []))
+
+
+#: Calls that overflowed, indexed out of range, said the wrong thing or accepted silently.
+REFUSED = [
+    ("GaussianVariancePair(5e-324, 2)", _gvp, ValueError, ("ratio", "5e-324", "1e-12")),
+    ("FDP(beta = 10**400)", lambda: FDP(lambda a: np.full_like(a, 10**400)), ValueError,
+     ("tradeoff", "OverflowError")),
+    ("profile_to_tradeoff(-> [0.5])", lambda: accountant.profile_to_tradeoff(lambda e: [0.5]),
+     TypeError, ("delta_fn", "[0.5]")),
+    ("profile_to_tradeoff(-> [])", lambda: accountant.profile_to_tradeoff(lambda e: []),
+     TypeError, ("delta_fn", "[]")),
+    ("MixtureGaussianPair(5e-324, ...)",
+     lambda: accountant.MixtureGaussianPair(5e-324, (0.0, 1.0), (0.5, 0.5)), ValueError,
+     ("sigma", "5e-324", "0.0001")),
+    ("CoordinateDP((inf, 1.0))", lambda: accountant.CoordinateDP((INF, 1.0)), ValueError,
+     ("c[0] = inf", "finite")),
+    ("BCDP((inf, 1.0), 0.5, 2.0)", lambda: accountant.BCDP((INF, 1.0), 0.5, 2.0), ValueError,
+     ("deltas[0] = inf", "finite")),
+    ("Domain(n=10**400, d=10**400)", lambda: Domain(n=HUGE_INT, d=HUGE_INT), ValueError,
+     ("d must be", "1e+15", "401 digits")),
+    ("Domain(n=10**400)", lambda: Domain(n=HUGE_INT), ValueError, ("n must be", "10^15")),
+    ("dpsgd_noise_multiplier(q=5e-324)",
+     lambda: accountant.dpsgd_noise_multiplier(1.0, 1e-5, 5e-324, 100), ValueError,
+     ("sampling_rate", "5e-324")),
+]
+
+
+@pytest.mark.parametrize(("label", "call", "kind", "words"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_issue28_refusals_name_the_parameter(label: str, call: Callable[[], Any], kind: type,
+                                             words: tuple[str, ...]) -> None:
+    with time_limit(20.0), pytest.raises(kind) as info:
+        call()
+    for w in words:
+        assert w in str(info.value), str(info.value)
+
+
+def test_issue28_answers_instead_of_errors() -> None:
+    """Two of the issue's inputs have exact answers: randomized response with a subnormal noise
+    parameter (eps = log(1 + 3 (1 - p)/p) ~ 745.54, which overflowed a float ratio) and a tree
+    aggregation over no steps (dp_accounting accepts the empty list: nothing is released)."""
+    g = _rr_event()
+    exact = math.log(3.0) - math.log(5e-324)  # 1 + 3(1-p)/p = 3/p to far below an ulp
+    assert exact <= g.epsilon(0.0) <= exact * (1 + 1e-12)
+    assert _tree_event() == PureDP(0.0)
+
+
+def test_issue28_cli_tol_on_a_closed_form(capsys: pytest.CaptureFixture[str]) -> None:
+    from verify.cli import main
+
+    for bad in ("0", "nan"):
+        assert main(["account", "--gdp", "1.0", "--tol", bad, "--delta", "1e-5"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "--tol must lie in [1e-09, 1.0]" in err, err

@@ -261,12 +261,20 @@ class MixtureDirection(TailDirection):
                                  tuple(-m for m in self.p_means), self.p_weights)
 
 
+#: The largest mean s_i / sigma of a mixture's components.
+_MAX_MEAN = 1e4
+
+
 def _check_mixture(sigma: float, sensitivities: Any, probs: Any) -> tuple[tuple[float, ...],
                                                                           tuple[float, ...]]:
     """Validated (sensitivities, probabilities) of a Gaussian mixture with zero-probability
     components dropped and the probabilities normalised."""
-    s = check_reals("sensitivities", sensitivities, low=0.0, high=1e4 * sigma)
+    s = check_reals("sensitivities", sensitivities, low=0.0, high=math.inf, high_open=True)
     p = check_reals("probs", probs, low=0.0, high=1.0)
+    if s and not max(s) <= _MAX_MEAN * sigma:  # the losses' means s_i / sigma, up to 1e4
+        raise ValueError(f"sigma must be at least max(sensitivities) / {_MAX_MEAN:g} = "
+                         f"{max(s) / _MAX_MEAN!r}, got sigma={sigma!r} (sensitivities "
+                         f"{s}): raise sigma or scale the sensitivities down")
     if len(s) != len(p) or not 1 <= len(s) <= 1000:
         raise ValueError(f"sensitivities and probs must have the same length in [1, 1000], got "
                          f"{len(s)} and {len(p)}")

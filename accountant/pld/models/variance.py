@@ -101,7 +101,8 @@ class GaussianVariancePair(Pair):
     kind: ClassVar[str | None] = "gaussian_variance"
 
     def __post_init__(self) -> None:
-        r = check_real("ratio", self.ratio, low=0.0, high=1e12, low_open=True)
+        # [1e-12, 1e12]: the other order uses 1 / ratio, which must lie in the same range
+        r = check_real("ratio", self.ratio, low=1e-12, high=1e12)
         if r == 1.0:
             raise ValueError("ratio must differ from 1 (equal variances lose nothing)")
         object.__setattr__(self, "ratio", r)
