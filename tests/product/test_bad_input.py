@@ -590,4 +590,5 @@ def test_issue28_cli_tol_on_a_closed_form(capsys: pytest.CaptureFixture[str]) ->
     for bad in ("0", "nan"):
         assert main(["account", "--gdp", "1.0", "--tol", bad, "--delta", "1e-5"]) == 2
         err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and "--tol: the PLD accuracy must be a number in [1e-09, 1]" in err, err
+        assert len(err.splitlines()) == 1, err
+        assert "--tol: the PLD accuracy must be a number in [1e-09, 1]" in err, err
