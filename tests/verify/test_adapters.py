@@ -130,18 +130,6 @@ def test_diffprivlib_unseeded_is_reported(dpl: Any) -> None:
 
 # ---- OpenDP: not seedable ------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def dp() -> Any:
-    dp = pytest.importorskip("opendp.prelude", reason="OpenDP is not installed")
-    dp.enable_features("contrib")
-    return dp
-
-
-@pytest.fixture(scope="module")
-def space(dp: Any) -> tuple[Any, Any]:
-    return dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
-
-
 def test_opendp_laplace(dp: Any, space: Any) -> None:
     lap = OpenDPMeasurement(dp.m.make_laplace(*space, scale=1.0))
     claim = lap.declared(1.0)

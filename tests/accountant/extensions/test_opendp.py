@@ -107,18 +107,6 @@ def test_importing_and_translating_does_not_load_opendp() -> None:
 
 # ---- against OpenDP's own maps -------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def dp() -> Any:
-    dp = pytest.importorskip("opendp.prelude", reason="OpenDP is not installed")
-    dp.enable_features("contrib")
-    return dp
-
-
-@pytest.fixture(scope="module")
-def space(dp: Any) -> tuple[Any, Any]:
-    return dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
-
-
 @pytest.mark.parametrize("scale", [0.1, 1.0, 3.7])
 @pytest.mark.parametrize("d_in", [0.5, 1.0, 2.0])
 def test_pure_and_zcdp_maps_are_the_parameters(dp: Any, space: Any, scale: float, d_in: float) -> None:
