@@ -7,7 +7,18 @@ from typing import TYPE_CHECKING
 from accountant.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
-    from .audit import AuditReport, Finding, MechanismError, TestPoint, assert_private, audit
+    from .audit import (
+        AuditPlan,
+        AuditReport,
+        Finding,
+        MechanismError,
+        TestPoint,
+        assert_private,
+        audit,
+        audit_power,
+        plan_audit,
+        samples_needed,
+    )
     from .certify import Certificate, certify
     from .neighbours import AdaptiveSearch, PatternSearch, RandomSearch, statdp_patterns
     from .protocols import (
@@ -22,6 +33,7 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
 __all__ = [
     "AdaptiveNeighbourSearch",
     "AdaptiveSearch",
+    "AuditPlan",
     "AuditReport",
     "Auditable",
     "Certificate",
@@ -36,7 +48,10 @@ __all__ = [
     "TestPoint",
     "assert_private",
     "audit",
+    "audit_power",
     "certify",
+    "plan_audit",
+    "samples_needed",
     "statdp_patterns",
 ]
 

@@ -1,12 +1,12 @@
-"""The ``dpcert`` command: account, compose, convert, dpsgd, calibrate, plot, audit, certify.
+"""The ``dpcert`` command: account, compose, convert, dpsgd, calibrate, plot, audit, power, certify.
 Tables for people, ``--json`` for machines.
 
 One module per command group: ``account`` (account, convert, compose), ``dpsgd``, ``calibrate``,
-``plot``, ``audit``, ``certify``; ``inputs`` reads the flags shared by several commands (guarantees,
-claims, examples, ``MODULE:NAME``) and ``output`` holds the exit statuses, the one-line errors and
-the tables. Each command calls the library's own function for its work (``accountant.compose``,
-``accountant.dpsgd_epsilon``, the calibrations of ``accountant`` and ``mechanisms``, ``verify.audit``,
-``verify.certify``, ``verify.plots``).
+``plot``, ``audit`` (audit, power), ``certify``; ``inputs`` reads the flags shared by several
+commands (guarantees, claims, examples, ``MODULE:NAME``) and ``output`` holds the exit statuses, the
+one-line errors and the tables. Each command calls the library's own function for its work
+(``accountant.compose``, ``accountant.dpsgd_epsilon``, the calibrations of ``accountant`` and
+``mechanisms``, ``verify.audit``, ``verify.samples_needed``, ``verify.certify``, ``verify.plots``).
 
 Start-up is kept short (``dpcert --help`` imports only argparse): the accountant, the mechanisms
 and the audit are imported by the command that needs them.
@@ -18,7 +18,7 @@ import argparse
 from collections.abc import Sequence
 
 from .account import METHODS, SPEC_KINDS, add_account, add_compose, add_convert, read_spec
-from .audit import add_audit
+from .audit import add_audit, add_power
 from .calibrate import add_calibrate
 from .certify import add_certify
 from .dpsgd import add_dpsgd
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                 epilog=EXIT_CODES, formatter_class=Formatter)
     sub = ap.add_subparsers(dest="command", required=True)
     for add in (add_account, add_convert, add_compose, add_dpsgd, add_calibrate, add_plot, add_audit,
-                add_certify):
+                add_power, add_certify):
         add(sub)
     return ap
 

@@ -1,15 +1,17 @@
 """``dpcert audit``: the black-box audit (``verify.audit``) of a built-in example
-(``verify.examples``, listed by ``--list``) or of any callable ``MODULE:FUNCTION``."""
+(``verify.examples``, listed by ``--list``) or of any callable ``MODULE:FUNCTION``; ``dpcert power``:
+the draws such an audit needs, planned before it runs (``verify.audit.power``)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from .inputs import example_case, json_arg, load_object, parse_claim, slug
-from .output import EXIT_OK, EXIT_VIOLATION, CliError, add_command
+from .output import EXIT_OK, EXIT_VIOLATION, CliError, add_command, num, table
 
-__all__ = ["add_audit", "cmd_audit"]
+__all__ = ["add_audit", "add_power", "cmd_audit", "cmd_power"]
 
 
 def cmd_audit(args: argparse.Namespace) -> str:
@@ -72,3 +74,42 @@ def add_audit(sub: Any) -> None:
                         "from the finding on outputs as real numbers)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_audit)
+
+
+def cmd_power(args: argparse.Namespace) -> str:
+    """The draws per input an audit needs to refute ``--claim`` against a mechanism that is
+    ``--truth`` (``verify.samples_needed``), or with ``--samples`` the power of that audit."""
+    from verify.audit import plan_audit, samples_needed
+
+    claim, truth = parse_claim(args.claim), parse_claim(args.truth)
+    try:
+        samples = args.samples if args.samples is not None else samples_needed(
+            claim, truth, args.confidence, power=args.power, tests=args.tests)
+        plan = plan_audit(claim, truth, samples, args.confidence, tests=args.tests)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        return json.dumps({"claim": str(claim), "truth": str(truth), "confidence": plan.confidence,
+                           "samples": plan.samples, "power": plan.power, "alpha": num(plan.alpha),
+                           "beta": num(plan.beta), "tests": plan.tests, "level": plan.level})
+    return table([("claim", str(claim)), ("truth", str(truth)),
+                  ("draws per input", f"{plan.samples:,}"), ("power", f"{plan.power:.3f}"),
+                  ("confidence", f"{plan.confidence:g}"),
+                  ("region", f"alpha = {plan.alpha:.3g}, beta = {plan.beta:.3g}"),
+                  ("tests", f"{plan.tests} (each bound at level {plan.level:.3g})"),
+                  ("model", "a plan, not a bound: the audit is assumed to find the best region")])
+
+
+def add_power(sub: Any) -> None:
+    """The ``power`` command and its flags."""
+    p = add_command(sub, "power", help="draws per input an audit needs to refute a claim (or the "
+                                       "power of an audit of --samples draws)")
+    p.add_argument("--claim", required=True, help="the claim audited, e.g. pure:1, gdp:0.5")
+    p.add_argument("--truth", required=True, help="the mechanism's real guarantee, e.g. pure:1.5")
+    p.add_argument("--samples", type=int, default=None, help="draws per input: report the power")
+    p.add_argument("--power", type=float, default=0.5, help="probability of refuting (default 0.5)")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--tests", type=int, default=None,
+                   help="tests of the audit (default: two families times the claim's objectives)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_power)
