@@ -186,6 +186,9 @@ VEC_MAX_DENOMINATOR = 2**40
 #: draws below den * k and hands any element with k >= 2^62 // den to Python integers, so every
 #: product stays below 2^62; 2^60 leaves k up to 4 (the chain rarely passes k = 3) on the int64 path.
 VEC_MAX_GAUSSIAN_DENOMINATOR = 2**60
+#: Fewest draws the vectorised path takes: below it the Python-integer loop is faster (a few
+#: Bernoulli draws per sample against dozens of numpy calls whatever the size).
+VEC_MIN_COUNT = 16
 
 
 def _bexp_unit_vec(rng: np.random.Generator, num: NDArray[np.int64],
@@ -335,11 +338,13 @@ def _discrete_gaussian_vec(rng: np.random.Generator, sigma2: Fraction, count: in
 def discrete_laplace_array(rng: np.random.Generator, scale: Fraction,
                            shape: tuple[int, ...]) -> NDArray[np.int64]:
     """An array of independent exact discrete Laplace draws (vectorised when scale = t/s has
-    t, s <= ``VEC_MAX_DENOMINATOR``, else the Python-integer loop); scale at most 2^52."""
+    t, s <= ``VEC_MAX_DENOMINATOR`` and there are at least ``VEC_MIN_COUNT`` draws, else the
+    Python-integer loop); scale at most 2^52."""
     scale = _positive("scale", scale, ARRAY_MAX_SCALE)
     shape = check_shape(shape)
     count = math.prod(shape)
-    if scale.numerator <= VEC_MAX_DENOMINATOR and scale.denominator <= VEC_MAX_DENOMINATOR:
+    if (count >= VEC_MIN_COUNT and scale.numerator <= VEC_MAX_DENOMINATOR
+            and scale.denominator <= VEC_MAX_DENOMINATOR):
         return _discrete_laplace_vec(rng, scale.numerator, scale.denominator, count).reshape(shape)
     out = np.fromiter((discrete_laplace(rng, scale) for _ in range(count)), dtype=np.int64, count=count)
     return out.reshape(shape)
@@ -348,13 +353,14 @@ def discrete_laplace_array(rng: np.random.Generator, scale: Fraction,
 def discrete_gaussian_array(rng: np.random.Generator, sigma2: Fraction,
                             shape: tuple[int, ...]) -> NDArray[np.int64]:
     """An array of independent exact discrete Gaussian draws (vectorised when 2 p q t^2 <=
-    ``VEC_MAX_GAUSSIAN_DENOMINATOR`` for sigma2 = p/q, t = floor(sigma) + 1, else the Python-integer
-    loop); sigma2 at most 2^100."""
+    ``VEC_MAX_GAUSSIAN_DENOMINATOR`` for sigma2 = p/q, t = floor(sigma) + 1, and there are at least
+    ``VEC_MIN_COUNT`` draws, else the Python-integer loop); sigma2 at most 2^100."""
     sigma2 = _positive("sigma2", sigma2, ARRAY_MAX_SIGMA2)
     shape = check_shape(shape)
     count = math.prod(shape)
     t = isqrt(sigma2.numerator // sigma2.denominator) + 1
-    if 2 * sigma2.numerator * sigma2.denominator * t * t <= VEC_MAX_GAUSSIAN_DENOMINATOR:
+    if (count >= VEC_MIN_COUNT
+            and 2 * sigma2.numerator * sigma2.denominator * t * t <= VEC_MAX_GAUSSIAN_DENOMINATOR):
         return _discrete_gaussian_vec(rng, sigma2, count).reshape(shape)
     out = np.fromiter((discrete_gaussian(rng, sigma2) for _ in range(count)), dtype=np.int64, count=count)
     return out.reshape(shape)

@@ -103,8 +103,10 @@ def ensure_target(mech: AdditiveT, target: Guarantee) -> AdditiveT:
     return at(x)
 
 
+@lru_cache(maxsize=256)
 def rational_up(name: str, expr: Any) -> Fraction:
-    """An exact rational >= expr: expr itself when rational, else its float rounded up."""
+    """An exact rational >= expr: expr itself when rational, else its float rounded up (cached: a
+    mechanism reads its scale on every draw)."""
     if isinstance(expr, sympy.Rational):
         return Fraction(int(expr.p), int(expr.q))
     return Fraction(to_float_up(name, expr))

@@ -115,7 +115,8 @@ class _Continuous(AdditiveMechanism):
         return int(k)
 
     def _exact_scale(self) -> Fraction:
-        self._scale()
+        if not is_numeric(self.scale):
+            self._scale()  # raises, naming the free symbols
         return rational_up(self.scale_name, self.scale)
 
     def grid_exponent(self) -> int:
