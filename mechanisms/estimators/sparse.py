@@ -4,7 +4,6 @@ the noisy truncated mean (Theorem 15)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -39,8 +38,8 @@ class SparseMean(Mechanism):
     elsewhere.
 
     Guarantee: that of ``Peeling`` (the exact composition of its PrivateMax rounds); ``claimed()`` is
-    Theorem 14's (eps, delta). Theorem 14's rate: E||mu_hat - mu||_2 <~ sqrt(s log d / n) +
-    s log d sqrt(log(1/delta)) / (n eps) (times sqrt(log n) for sub-Gaussian data with T ~ sqrt(log n)).
+    Theorem 14's (eps, delta). Its rate is ``mechanisms.sparse_mean_rate``, the minimax lower bound
+    of Theorem 13 ``mechanisms.sparse_mean_lower_rate``.
     """
 
     T: float
@@ -102,7 +101,7 @@ class TruncatedMean(Mechanism):
     (eps < 1); the default ``"analytic"`` is the least sigma for the same (eps, delta)
     [@balle2018improving] when d = 1 and the zCDP route for d > 1 (``mechanism``); all use the
     catalogue's lattice ``Gaussian`` (its guarantee).
-    Theorem 15's rate: E||mu_hat - mu||_2 <~ sqrt(d/n) + d sqrt(log(1/delta)) / (n eps).
+    Theorem 15's rate is ``mechanisms.truncated_mean_rate``, the lower bound ``mechanisms.mean_lower_rate``.
     """
 
     T: float
@@ -157,7 +156,3 @@ class TruncatedMean(Mechanism):
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         return np.asarray(self.mechanism.sample(data, rng, size=m))
 
-
-def rate_sparse(n: float, d: float, s: float, eps: float, delta: float) -> float:
-    """Theorem 14's rate sqrt(s log d / n) + s log d sqrt(log(1/delta)) / (n eps) (no constant)."""
-    return math.sqrt(s * math.log(d) / n) + s * math.log(d) * math.sqrt(math.log(1 / delta)) / (n * eps)
