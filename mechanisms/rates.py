@@ -228,7 +228,8 @@ def bcdp_mean_corollary_rate(n: int, d: int, k: int, delta: float, eps: float, q
         rest, eq = (d - k) ** 2 / eps**2, "(18)"
     else:
         cd = math.log((math.exp(delta / 2.0) + q - 1.0) / q)
-        rest, eq = (d - k) ** 2 / ((d - k) * delta**2 / d + (cd - delta / 2.0) ** 2), "(19)"
+        rest = 0.0 if k == d else (d - k) ** 2 / ((d - k) * delta**2 / d + (cd - delta / 2.0) ** 2)
+        eq = "(19)"
     return Rate((sensitive + rest) / n, "upper", "E||x_bar - Pi(mean of M_mean)||_2^2",
                 f"Aliakbarpour et al. (2025), Corollary 1, eq. {eq}",
                 ("Assumption 1 with dependence bound q", "zeta = 1/2 in eq. (16)"))

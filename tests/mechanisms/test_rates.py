@@ -143,6 +143,12 @@ def test_corollary_1_is_eq_17_simplified(d: int, k_frac: float, delta: float, ra
     assert 0.25 <= r <= 4.0 + 1e-9, (r, c)
 
 
+def test_corollary_1_with_every_coordinate_sensitive() -> None:
+    """k = d: no eps-coordinates, both forms are d^2 / (n delta^2) (found by hypothesis as 0/0)."""
+    for q in (0.0, 0.5, 1.0):
+        assert bcdp_mean_corollary_rate(100, 4, 4, 0.5, 2.0, q).value == pytest.approx(16 / (100 * 0.25))
+
+
 # ------------------------------------------------------------------------------------ scaling
 
 @settings(max_examples=60, deadline=None)
