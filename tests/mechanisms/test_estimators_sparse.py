@@ -3,9 +3,12 @@ rates at fixed seeds against the theorems' rates, the guarantees, and a broken v
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import sympy
+from scipy import stats
 
 import verify
 from accountant import ApproxDP, PureDP, implies
@@ -105,6 +108,22 @@ def test_truncated_mean_rate_and_guarantee() -> None:
         e = [np.linalg.norm(mech.sample(rng.normal(size=(n, 5)), rng) - 0.0) for _ in range(100)]
         errs.append(np.mean(e))
     assert 1.8 < errs[0] / errs[1] < 4.4
+
+
+def test_theorem_15_printed_noise_is_too_small() -> None:
+    """Theorem 15 prints W ~ N_d(0, d T^2 log(1.25/delta) / (n^2 eps^2) I_d). The truncated mean's L2
+    sensitivity under replace-one is 2 T sqrt(d) / n, for which Lemma 15 asks variance
+    8 d T^2 log(1.25/delta) / (n^2 eps^2): the printed sd is sqrt 8 times too small. At T = 2, d = 4,
+    n = 1000, (eps, delta) = (1, 1e-5) that noise is a Gaussian mechanism with mu = 2 eps /
+    sqrt(log(1.25/delta)) = 0.584, whose exact delta at eps = 1 (Balle & Wang's closed form, scipy) is
+    0.0165, not 1e-5. ``TruncatedMean(method="classic")`` uses Lemma 15 with the right sensitivity."""
+    t, d, n, eps, delta = 2.0, 4, 1000, 1.0, 1e-5
+    printed = math.sqrt(d * t * t * math.log(1.25 / delta)) / (n * eps)
+    mu = 2 * t * math.sqrt(d) / n / printed
+    exact = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+    assert exact == pytest.approx(0.0165, rel=0.01)
+    classic = TruncatedMean(t, d, n, eps, delta, method="classic")
+    assert float(classic.mechanism.scale) == pytest.approx(math.sqrt(8) * printed, rel=1e-12)
 
 
 def test_bad_input() -> None:
