@@ -97,11 +97,13 @@ class SparseMean(Mechanism):
 class TruncatedMean(Mechanism):
     """The noisy truncated mean of [@cai2021cost, Thm 15] for d << n: the mean of the records projected
     on [-T, T]^d plus Gaussian noise calibrated to (eps, delta) for the L2 sensitivity 2 T sqrt(d) / n
-    (replace-one). ``method="classic"`` is the paper's sigma^2 = 2 log(1.25/delta) Delta_2^2 / eps^2
+    (replace-one). ``method="classic"`` is Lemma 15's sigma^2 = 2 log(1.25/delta) Delta_2^2 / eps^2
     (eps < 1); the default ``"analytic"`` is the least sigma for the same (eps, delta)
     [@balle2018improving] when d = 1 and the zCDP route for d > 1 (``mechanism``); all use the
     catalogue's lattice ``Gaussian`` (its guarantee).
     Theorem 15's rate is ``mechanisms.truncated_mean_rate``, the lower bound ``mechanisms.mean_lower_rate``.
+    (Theorem 15 prints the variance d T^2 log(1.25/delta) / (n^2 eps^2), 8 times less than Lemma 15
+    asks for this sensitivity: not (eps, delta)-DP; it is not offered.)
     """
 
     T: float
@@ -128,7 +130,7 @@ class TruncatedMean(Mechanism):
         (``Gaussian.calibrated`` with an (eps, delta) target fails for d > 1 in this release)."""
         q = Mean(Domain(-self.T, self.T, self.n, self.d, clip=True))
         target = ApproxDP(self.eps, self.delta)
-        if self.method == "classic":  # the paper's sigma, whatever guarantee the lattice then has
+        if self.method == "classic":  # Lemma 15's sigma, whatever guarantee the lattice then has
             return Gaussian(q, q.l2 * sympy.sqrt(2 * sympy.log(sympy.Rational(5, 4) / sympy.nsimplify(
                 self.delta))) / sympy.nsimplify(self.eps))
         if self.d == 1:
