@@ -56,6 +56,16 @@ from .queries import (
     Variance,
     VectorQuery,
 )
+from .rates import (
+    Rate,
+    bcdp_least_squares_rate,
+    bcdp_mean_corollary_rate,
+    bcdp_mean_rate,
+    mean_lower_rate,
+    sparse_mean_lower_rate,
+    sparse_mean_rate,
+    truncated_mean_rate,
+)
 from .samplers import (
     bernoulli_exp_neg,
     bernoulli_exp_neg_vec,
@@ -115,6 +125,7 @@ __all__ = [
     "ProposeTestRelease",
     "Query",
     "RandomizedResponse",
+    "Rate",
     "Refusal",
     "ReportNoisyMax",
     "ScaleIQR",
@@ -128,6 +139,9 @@ __all__ = [
     "VectorQuery",
     "WaldTest",
     "analytic_gaussian_sigma",
+    "bcdp_least_squares_rate",
+    "bcdp_mean_corollary_rate",
+    "bcdp_mean_rate",
     "bernoulli_exp_neg",
     "bernoulli_exp_neg_vec",
     "bernoulli_rational",
@@ -148,7 +162,11 @@ __all__ = [
     "gaussian_sigma_for",
     "laplace_scale",
     "laplace_scale_for",
+    "mean_lower_rate",
     "noisy_histogram",
     "refused",
+    "sparse_mean_lower_rate",
+    "sparse_mean_rate",
+    "truncated_mean_rate",
     "wald_test",
 ]

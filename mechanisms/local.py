@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -337,6 +337,18 @@ ChannelFactory = Callable[[float, float, int], VectorChannel]
 ZetaRule = Literal["minimax", "paper"]
 
 
+def check_cdp_vector(c: Sequence[float]) -> tuple[float, ...]:
+    """Mechanism 1's CDP vector: one level in [0, 700] per coordinate, non-decreasing, not all 0."""
+    cs = check_reals("c", c, low=0.0, high=700.0)
+    if not cs:
+        raise ValueError("c must have one entry per coordinate, got ()")
+    if any(b < a for a, b in itertools.pairwise(cs)):
+        raise ValueError(f"c must be non-decreasing, got {list(cs)}")
+    if cs[-1] == 0.0:
+        raise ValueError("c must not be all zero (nothing would be released)")
+    return cs
+
+
 @dataclass(frozen=True)
 class BCDPMean(Mechanism):
     """M_mean [@aliakbarpour2025enhancing, Mechanism 1] for records in [-1, 1]^d with a
@@ -353,14 +365,7 @@ class BCDPMean(Mechanism):
     channel: ChannelFactory = DuchiL2
 
     def __post_init__(self) -> None:
-        c = check_reals("c", self.c, low=0.0, high=700.0)
-        if not c:
-            raise ValueError("c must have one entry per coordinate, got ()")
-        if any(b < a for a, b in itertools.pairwise(c)):
-            raise ValueError(f"c must be non-decreasing, got {list(c)}")
-        if c[-1] == 0.0:
-            raise ValueError("c must not be all zero (nothing would be released)")
-        object.__setattr__(self, "c", c)
+        object.__setattr__(self, "c", check_cdp_vector(self.c))
         object.__setattr__(self, "q", check_real("q", self.q, low=0.0, high=1.0))
         if not callable(self.channel):
             raise TypeError("channel must be a callable (alpha, radius, dim) -> channel, got "

@@ -321,7 +321,9 @@ class PrivateMax(Mechanism):
     Lemma 16 of [@cai2021cost] states (eps, 0)-DP; our accounting is: the argmax step is
     eps-DP (the event "i wins" is a pair of half-lines for xi_i whose end points move by at most 2B,
     i.e. 2B/scale = eps), and releasing f_i + w is an eps/2-DP Laplace mechanism (B/scale = eps/2);
-    for non-monotone scores the argmax bound is approached, so we declare the sum. The value is
+    for non-monotone scores the argmax bound is approached, so we declare the sum. The lemma's eps
+    fails: at B = 1, eps = 1, scores (-4, 3) against (-5, 2) give index 2 with probabilities 0.383 and
+    0.207, and with the value's ratio e^(1/2) the output (2, v >= 3) has privacy loss 1.117. The value is
     released float-safely on a lattice (``ValueLattice``), whose rounding adds one lattice step to
     its sensitivity: the declared eps is eps + shift/t. ``PrivateMax.calibrated(f, PureDP(eps))`` spends
     a total budget of at most eps (noise about 3B/eps).

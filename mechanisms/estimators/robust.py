@@ -161,6 +161,10 @@ class SmoothSensitivityMedian(Mechanism):
 
     ``xi`` overrides the smoothing parameter (a value above the one above voids the guarantee; the
     tests audit such a broken instance).
+
+    The slides' scale 2/eps (alpha = eps/2, beta = eps/(4(1 + log(2/delta)))) is not (eps, delta)-DP:
+    on ten 0s and eleven 1s against eleven 0s and ten 1s in [0, 1] the smooth sensitivity is 1 on
+    both, so the release is a Gaussian mechanism with mu = eps/2, whose delta at eps = 1 is 0.0068.
     """
 
     lower: float

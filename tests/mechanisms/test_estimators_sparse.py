@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 import sympy
+from scipy import stats
 
 import verify
 from accountant import ApproxDP, PureDP, implies
-from mechanisms import CustomQuery, Domain, Peeling
+from mechanisms import CustomQuery, Domain, Peeling, sparse_mean_rate
 from mechanisms.estimators import SparseMean, TruncatedMean
-from mechanisms.estimators.sparse import rate_sparse
 
 
 def _sparse_data(rng: np.random.Generator, n: int, d: int, s: int) -> tuple[np.ndarray, np.ndarray]:
@@ -41,7 +41,7 @@ def test_sparse_mean_error_slope_in_n() -> None:
             x, mu = _sparse_data(rng, int(n), d, s)
             e.append(np.linalg.norm(mech.sample(x, rng, size=10) - mu, axis=1).mean())
         errs.append(np.mean(e))
-    rates = np.array([rate_sparse(n, d, s, eps, delta) for n in ns])
+    rates = np.array([sparse_mean_rate(int(n), d, s, eps, delta).value for n in ns])
     slope = np.polyfit(np.log(ns), np.log(errs), 1)[0]
     assert -1.1 < slope < -0.4, (slope, errs)
     assert (np.array(errs) < 3 * rates).all(), (errs, rates)
@@ -110,6 +110,22 @@ def test_truncated_mean_rate_and_guarantee() -> None:
     assert 1.8 < errs[0] / errs[1] < 4.4
 
 
+def test_theorem_15_printed_noise_is_too_small() -> None:
+    """Theorem 15 prints W ~ N_d(0, d T^2 log(1.25/delta) / (n^2 eps^2) I_d). The truncated mean's L2
+    sensitivity under replace-one is 2 T sqrt(d) / n, for which Lemma 15 asks variance
+    8 d T^2 log(1.25/delta) / (n^2 eps^2): the printed sd is sqrt 8 times too small. At T = 2, d = 4,
+    n = 1000, (eps, delta) = (1, 1e-5) that noise is a Gaussian mechanism with mu = 2 eps /
+    sqrt(log(1.25/delta)) = 0.584, whose exact delta at eps = 1 (Balle & Wang's closed form, scipy) is
+    0.0165, not 1e-5. ``TruncatedMean(method="classic")`` uses Lemma 15 with the right sensitivity."""
+    t, d, n, eps, delta = 2.0, 4, 1000, 1.0, 1e-5
+    printed = math.sqrt(d * t * t * math.log(1.25 / delta)) / (n * eps)
+    mu = 2 * t * math.sqrt(d) / n / printed
+    exact = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+    assert exact == pytest.approx(0.0165, rel=0.01)
+    classic = TruncatedMean(t, d, n, eps, delta, method="classic")
+    assert float(classic.mechanism.scale) == pytest.approx(math.sqrt(8) * printed, rel=1e-12)
+
+
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match="s_hat"):
         SparseMean(1.0, 10, 10, 11, 1.0, 1e-5)
@@ -119,4 +135,3 @@ def test_bad_input() -> None:
         TruncatedMean(1.0, 2, 10, 1.0, 1e-5, method="other")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="shape"):
         SparseMean(1.0, 4, 10, 1, 1.0, 1e-5).sample(np.zeros((10, 3)), np.random.default_rng(0))
-    assert math.isfinite(rate_sparse(100, 10, 2, 1.0, 1e-5))

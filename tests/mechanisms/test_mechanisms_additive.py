@@ -81,6 +81,23 @@ def test_classic_gaussian_baseline_and_its_validity_condition() -> None:
     assert GDP(1.0 / float(s)).delta(0.5) <= 1e-5
 
 
+def test_the_classic_sigma_is_not_eps_delta_private_at_large_eps() -> None:
+    """Cai, Wang & Zhang's Lemma 15 states N(0, 2 (Delta/eps)^2 log(1.25/delta)) noise is (eps, delta)-DP
+    with no condition on eps; Dwork & Roth's Thm A.1 needs eps < 1, and above it the claim fails: the
+    mechanism's exact delta at eps is Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), mu = Delta/sigma
+    (Balle & Wang), here with scipy: 2.27e-5 > 1e-5 at eps = 10 and 1.5e-3 at eps = 20 (at eps <= 5
+    it holds). ``classic_gaussian_sigma`` refuses eps >= 1."""
+    def exact_delta(eps: float, delta: float) -> float:
+        mu = eps / math.sqrt(2 * math.log(1.25 / delta))
+        return float(stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu))
+
+    assert exact_delta(5.0, 1e-5) <= 1e-5
+    assert exact_delta(10.0, 1e-5) == pytest.approx(2.27e-5, rel=0.01)
+    assert exact_delta(20.0, 1e-5) > 1e-3
+    with pytest.raises(ValueError, match="eps < 1"):
+        classic_gaussian_sigma(1, 10.0, 1e-5)
+
+
 @settings(max_examples=150, deadline=None)
 @given(eps=st.floats(0.05, 5.0), log_delta=st.floats(-12.0, -1.0), l2=st.floats(0.01, 10.0))
 def test_analytic_gaussian_meets_target_tightly(eps: float, log_delta: float, l2: float) -> None:

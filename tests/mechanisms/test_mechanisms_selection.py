@@ -134,6 +134,31 @@ def test_private_max_declared_guarantee() -> None:
     assert 1.0 - 1e-3 <= budget <= 1.0
 
 
+def test_lemma_16_pure_eps_for_private_max_fails() -> None:
+    """Cai, Wang & Zhang's Lemma 16: PrivateMax (index argmax_j |f_j + xi_j| and value f_i + w, all
+    noises Laplace(2B/eps)) is (eps, 0)-DP. Counterexample at B = 1, eps = 1 (scale 2): scores
+    f = (-4, 3) and f' = (-5, 2) (each coordinate moved by B). P(index 2) is 0.3829 and 0.2066
+    (quadrature, checked by simulation in development), a log ratio 0.617; given index 2 the value's
+    density ratio is e^(1/2) for every v >= 3 (probability 1/2): the output (2, v >= 3) has privacy loss
+    1.117 > 1. dpcert's PrivateMax declares 3 eps / 2 (argmax eps, value eps / 2)."""
+    b = 2.0
+
+    def cdf(x: float) -> float:
+        return 0.5 * math.exp(x / b) if x < 0 else 1.0 - 0.5 * math.exp(-x / b)
+
+    def p_second(a1: float, a2: float) -> float:
+        def integrand(z: float) -> float:  # X2 = z; index 2 wins when |a1 + X1| < |a2 + z|
+            t = abs(a2 + z)
+            return (cdf(t - a1) - cdf(-t - a1)) * math.exp(-abs(z) / b) / (2 * b)
+        return float(integrate.quad(integrand, -80, 80, points=[-a2], limit=200)[0])
+
+    p, p_prime = p_second(-4.0, 3.0), p_second(-5.0, 2.0)
+    assert p == pytest.approx(0.3829, abs=2e-4) and p_prime == pytest.approx(0.2066, abs=2e-4)
+    loss = math.log(p / p_prime) + 1.0 / b
+    assert loss > 1.11
+    assert PrivateMax(scores([-4.0, 3.0], 1.0), eps=1.0).guarantee().epsilon(0.0) >= 1.5 > loss
+
+
 def test_private_max_values_lie_on_their_lattice() -> None:
     q = scores([0.3, 2.7, -1.1], 1.0)
     out = PrivateMax(q, eps=0.7).sample([0.0], np.random.default_rng(5), size=2000)
