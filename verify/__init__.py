@@ -18,25 +18,41 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         NeighbourSearch,
         SampledMechanism,
     )
+    from .training import (
+        CanaryAuditReport,
+        GuessTest,
+        OneRunReport,
+        alignment_score,
+        canary_audit,
+        loss_score,
+        one_run_audit,
+    )
 
 __all__ = [
     "AdaptiveNeighbourSearch",
     "AdaptiveSearch",
     "AuditReport",
     "Auditable",
+    "CanaryAuditReport",
     "Certificate",
     "DeclaredMechanism",
     "Finding",
+    "GuessTest",
     "MechanismError",
     "NeighbourSearch",
     "Neighbours",
+    "OneRunReport",
     "PatternSearch",
     "RandomSearch",
     "SampledMechanism",
     "TestPoint",
+    "alignment_score",
     "assert_private",
     "audit",
+    "canary_audit",
     "certify",
+    "loss_score",
+    "one_run_audit",
     "statdp_patterns",
 ]
 
