@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from accountant import Guarantee
 from accountant.core.types import FloatArray
@@ -95,8 +96,9 @@ def _default_combine(data: Any, canaries: Sequence[Any]) -> Any:
     return list(data) + list(canaries)
 
 
-def canary_audit(train: Train, score: Score, canaries: Sequence[Any], rng: np.random.Generator, *,
-                 data: Any = None, combine: Combine | None = None, claim: Guarantee | None = None,
+def canary_audit(train: Train, score: Score, canaries: Sequence[Any] | NDArray[Any],
+                 rng: np.random.Generator, *, data: Any = None, combine: Combine | None = None,
+                 claim: Guarantee | None = None,
                  delta: float = 0.0, confidence: float = 0.95, runs: int = 1,
                  guesses: Sequence[tuple[int, int]] | None = None) -> CanaryAuditReport:
     """Audit ``train`` with the m = len(canaries) canaries (module docstring).
@@ -115,6 +117,8 @@ def canary_audit(train: Train, score: Score, canaries: Sequence[Any], rng: np.ra
     if m < 2:
         raise ValueError(f"canaries must hold m >= 2 canaries, got m = {m}")
     runs = check_count("runs", runs, low=1, high=10**5)
+    if claim is not None and not isinstance(claim, Guarantee):
+        raise TypeError(f"claim must be an accountant Guarantee, got {type(claim).__name__}")
     delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     merge = _default_combine if combine is None else combine
     all_inc: list[bool] = []
