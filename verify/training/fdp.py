@@ -16,11 +16,11 @@ threshold (psi(y) = Phi(Phi^{-1}(y) - mu)), (eps, delta)-DP for every eps below 
 parameter the test rejects is a lower bound at level tau (the weaker claims it implies are
 accounted for by taking the event over all of them).
 
-Numerics: the largest rejected parameter is screened by a vectorised recursion in floating point
-over a grid, then the one reported is re-checked by the recursion in mpmath at 40 significant
-digits (Phi^{-1} by Newton steps from scipy's double), rejected only when the excess r + h - k/m
-exceeds 1e-30 (far above the working precision's error over at most 10^6 steps).
-A claim given as a curve (``claim_rejected``) is inverted on a
+Numerics: the largest rejected parameter is screened by a recursion in floating point, vectorised
+over the guess counts and a grid of parameters refined around the largest rejected value; the one
+reported is re-checked by the recursion in mpmath at 40 significant digits (Phi^{-1} by Newton steps
+from scipy's double), rejected only when the excess r + h - k/m exceeds 1e-30 (far above the working
+precision's error over at most 10^6 steps). A claim given as a curve (``claim_rejected``) is inverted on a
 grid, psi rounded down to the grid (a weaker claim than the curve, so a rejection still holds), and
 checked in floating point with an excess margin of 1e-9, which bounds the accumulated rounding of
 at most 10^6 steps of relative error 1e-15 on quantities in [0, 1].
@@ -28,11 +28,11 @@ at most 10^6 steps of relative error 1e-15 on quantities in [0, 1].
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import mpmath
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from accountant.core.types import FloatArray
@@ -43,7 +43,10 @@ __all__ = [
     "mu_screen", "recursion_excess",
 ]
 
-Psi = Callable[[FloatArray], FloatArray]
+Psi = Callable[[FloatArray, NDArray[np.intp]], FloatArray]
+#: The screening grid: LANES values, refined PASSES - 1 times (resolution top / (LANES - 1)^PASSES).
+LANES = 16
+PASSES = 5
 #: Upper ends of the searches.
 MU_MAX = 40.0
 EPS_MAX = 30.0
@@ -53,17 +56,25 @@ EXACT_MARGIN = mpmath.mpf("1e-30")
 FLOAT_MARGIN = 1e-9
 
 
-def recursion_excess(k: int, c: int, m: int, tau: float, psi: Psi, lanes: int) -> FloatArray:
-    """r + h - k / m at the end of the recursion, for ``lanes`` claims at once (psi vectorised)."""
-    r = np.full(lanes, tau * c / m)
-    h = np.full(lanes, tau * (k - c) / m)
-    for i in range(c - 1, -1, -1):
-        h_new = np.maximum(h, psi(r))
-        if np.array_equal(h_new, h):
-            break  # neither r nor h can change any more
-        r = np.minimum(r + (i / (k - i)) * (h_new - h), 1.0)
-        h = h_new
-    return np.asarray(r + h - k / m, dtype=np.float64)
+def recursion_excess(k: ArrayLike, c: ArrayLike, m: int, tau: float, psi: Psi, lanes: int) -> FloatArray:
+    """r + h - k / m at the end of the recursion for n guess counts (k, c) (arrays of n) and ``lanes``
+    claims each: shape (n, lanes). ``psi(r, rows)`` maps r for the counts ``rows`` (an index array)
+    to psi(r), claim by claim."""
+    kk = np.atleast_1d(np.asarray(k, dtype=np.int64))
+    cc = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    r = np.repeat((tau * cc / m)[:, None], lanes, axis=1).astype(np.float64)
+    h = np.repeat((tau * (kk - cc) / m)[:, None], lanes, axis=1).astype(np.float64)
+    first = int(cc.min(initial=0))
+    for i in range(int(cc.max(initial=0)) - 1, -1, -1):
+        rows = np.flatnonzero(cc > i)  # counts with c > i take this step; k - i >= c - i > 0 there
+        hr = h[rows]
+        h_new = np.maximum(hr, psi(r[rows], rows))
+        if i < first and np.array_equal(h_new, hr):
+            break  # every count has started, and neither r nor h can change any more
+        step = (i / (kk[rows] - i))[:, None]
+        r[rows] = np.minimum(r[rows] + step * (h_new - hr), 1.0)
+        h[rows] = h_new
+    return np.asarray(r + h - kk[:, None] / m, dtype=np.float64)
 
 
 def _excess_mp(k: int, c: int, m: int, tau: float, psi: Callable[[mpmath.mpf], mpmath.mpf]) -> mpmath.mpf:
@@ -106,22 +117,30 @@ def _approx_psi_mp(eps: float, delta: float) -> Callable[[mpmath.mpf], mpmath.mp
     return psi
 
 
-def _screen(k: int, c: int, m: int, tau: float, family: Callable[[FloatArray], Psi], top: float) -> float:
-    """Largest parameter in [0, top] rejected in floating point: a grid of 64, refined twice."""
-    if k <= 0 or c <= k / 2:
-        return 0.0
-    lo, hi = 0.0, top
-    best = 0.0
-    for _ in range(3):
-        grid = np.linspace(lo, hi, 64)
-        rejected = recursion_excess(k, c, m, tau, family(grid), grid.size) > 0.0
-        if not rejected.any():
-            break
-        j = int(np.flatnonzero(rejected).max())
-        best = float(grid[j])
-        if j == grid.size - 1:
-            break
-        lo, hi = grid[j], grid[j + 1]
+def _screen(k: ArrayLike, c: ArrayLike, m: int, tau: float, family: Callable[[FloatArray], Psi],
+            top: float) -> FloatArray:
+    """Largest parameter in [0, top] rejected in floating point, for each guess count at once: a
+    grid of LANES, refined PASSES - 1 times (0 where none is rejected)."""
+    kk = np.atleast_1d(np.asarray(k, dtype=np.int64))
+    cc = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    live = (kk > 0) & (2 * cc > kk)
+    best = np.zeros(kk.size)
+    if not live.any():
+        return best
+    kk, cc = kk[live], cc[live]
+    lo, hi = np.zeros(kk.size), np.full(kk.size, top)
+    found = np.zeros(kk.size)
+    span = np.linspace(0.0, 1.0, LANES)
+    for _ in range(PASSES):
+        grid = lo[:, None] + (hi - lo)[:, None] * span[None, :]
+        rejected = recursion_excess(kk, cc, m, tau, family(grid), span.size) > 0.0
+        any_rej = rejected.any(axis=1)
+        j = np.where(any_rej, span.size - 1 - np.argmax(rejected[:, ::-1], axis=1), 0)
+        rows = np.arange(kk.size)
+        found = np.where(any_rej, grid[rows, j], found)
+        nxt = np.minimum(j + 1, span.size - 1)
+        lo, hi = np.where(any_rej, grid[rows, j], lo), np.where(any_rej, grid[rows, nxt], lo)
+    best[live] = found
     return best
 
 
@@ -139,18 +158,21 @@ def _certify(candidate: float, rejects: Callable[[float], bool]) -> float:
 
 
 def _gdp_family(mus: FloatArray) -> Psi:
-    return lambda y: np.asarray(special.ndtr(special.ndtri(np.clip(y, 0.0, 1.0)) - mus), dtype=np.float64)
+    return lambda y, rows: np.asarray(special.ndtr(special.ndtri(np.clip(y, 0.0, 1.0)) - mus[rows]),
+                                      dtype=np.float64)
 
 
 def _approx_family(delta: float) -> Callable[[FloatArray], Psi]:
     def family(eps: FloatArray) -> Psi:
         e = np.exp(eps)
-        return lambda y: np.maximum(np.maximum(0.0, 1.0 - delta - e * (1.0 - y)), (y - delta) / e)
+        return lambda y, rows: np.maximum(np.maximum(0.0, 1.0 - delta - e[rows] * (1.0 - y)),
+                                          (y - delta) / e[rows])
     return family
 
 
-def mu_screen(k: int, c: int, m: int, tau: float) -> float:
-    """Candidate largest mu with mu-GDP rejected at level tau (floating point, not a bound)."""
+def mu_screen(k: ArrayLike, c: ArrayLike, m: int, tau: float) -> FloatArray:
+    """Candidate largest mu with mu-GDP rejected at level tau, per guess count (floating point, not
+    a bound)."""
     return _screen(k, c, m, tau, _gdp_family, MU_MAX)
 
 
@@ -159,8 +181,9 @@ def mu_certify(k: int, c: int, m: int, tau: float, candidate: float) -> float:
     return _certify(candidate, lambda mu: bool(_excess_mp(k, c, m, tau, _gdp_psi_mp(mu)) > EXACT_MARGIN))
 
 
-def epsilon_screen(k: int, c: int, m: int, delta: float, tau: float) -> float:
-    """Candidate largest eps with (eps, delta)-DP rejected at level tau (floating point, not a bound)."""
+def epsilon_screen(k: ArrayLike, c: ArrayLike, m: int, delta: float, tau: float) -> FloatArray:
+    """Candidate largest eps with (eps, delta)-DP rejected at level tau, per guess count (floating
+    point, not a bound)."""
     return _screen(k, c, m, tau, _approx_family(delta), EPS_MAX)
 
 
@@ -172,12 +195,12 @@ def epsilon_certify(k: int, c: int, m: int, delta: float, tau: float, candidate:
 
 def mu_lower(k: int, c: int, m: int, tau: float) -> float:
     """The largest mu such that mu-GDP is rejected at level tau (0 if none), checked in mpmath."""
-    return mu_certify(k, c, m, tau, mu_screen(k, c, m, tau))
+    return mu_certify(k, c, m, tau, float(mu_screen(k, c, m, tau)[0]))
 
 
 def epsilon_lower(k: int, c: int, m: int, delta: float, tau: float) -> float:
     """The largest eps such that (eps, delta)-DP is rejected at level tau (0 if none), checked in mpmath."""
-    return epsilon_certify(k, c, m, delta, tau, epsilon_screen(k, c, m, delta, tau))
+    return epsilon_certify(k, c, m, delta, tau, float(epsilon_screen(k, c, m, delta, tau)[0]))
 
 
 def _grid_psi(f: TradeoffFunction) -> Psi:
@@ -185,7 +208,7 @@ def _grid_psi(f: TradeoffFunction) -> Psi:
     alpha = np.unique(np.concatenate([np.geomspace(1e-12, 1e-3, 400), np.linspace(0.0, 1.0, 8193)]))
     beta = np.asarray(f(alpha), dtype=np.float64)  # non-increasing
 
-    def psi(y: FloatArray) -> FloatArray:
+    def psi(y: FloatArray, rows: NDArray[np.intp]) -> FloatArray:
         # the largest grid alpha with f(alpha) > 1 - y; 0 when there is none
         target = 1.0 - np.asarray(y, dtype=np.float64)
         idx = np.searchsorted(-beta, -target, side="left") - 1
@@ -193,9 +216,11 @@ def _grid_psi(f: TradeoffFunction) -> Psi:
     return psi
 
 
-def claim_rejected(k: int, c: int, m: int, tau: float, curve: TradeoffFunction) -> bool:
-    """Whether the claim "f-DP with f = curve" is rejected at level tau (floating point, margin 1e-9)."""
-    if k <= 0 or c <= k / 2:
-        return False
-    excess = recursion_excess(k, c, m, tau, _grid_psi(curve), 1)
-    return bool(excess[0] > FLOAT_MARGIN) and math.isfinite(float(excess[0]))
+def claim_rejected(k: ArrayLike, c: ArrayLike, m: int, tau: float,
+                   curve: TradeoffFunction) -> NDArray[np.bool_]:
+    """Whether the claim "f-DP with f = curve" is rejected at level tau, per guess count (floating
+    point, margin 1e-9)."""
+    kk = np.atleast_1d(np.asarray(k, dtype=np.int64))
+    cc = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    excess = recursion_excess(kk, cc, m, tau, _grid_psi(curve), 1)[:, 0]
+    return np.asarray((excess > FLOAT_MARGIN) & (kk > 0) & (2 * cc > kk), dtype=np.bool_)

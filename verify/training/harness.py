@@ -113,6 +113,8 @@ def canary_audit(train: Train, score: Score, canaries: Sequence[Any] | NDArray[A
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     if not callable(train) or not callable(score):
         raise TypeError("train and score must be callables")
+    if isinstance(canaries, (str, bytes)) or not isinstance(canaries, (Sequence, np.ndarray)):
+        raise TypeError(f"canaries must be a sequence or an array of canaries, got {type(canaries).__name__}")
     m = len(canaries)
     if m < 2:
         raise ValueError(f"canaries must hold m >= 2 canaries, got m = {m}")

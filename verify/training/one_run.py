@@ -198,14 +198,16 @@ def one_run_audit(scores: ArrayLike, included: ArrayLike, delta: float = 0.0, co
     order = np.argsort(-s, kind="stable")  # depends on the scores only
     ranked = inc[order]
     curve = None if claim is None else claim.tradeoff
-    screened = []
-    for k_in, k_out in grid:
-        correct = int(ranked[:k_in].sum()) + (int((~ranked[m - k_out:]).sum()) if k_out else 0)
-        r = k_in + k_out
-        screened.append(GuessTest(
-            k_in, k_out, correct, steinke.screen(r, correct, m, delta, level),
-            fdp.epsilon_screen(r, correct, m, delta, level), fdp.mu_screen(r, correct, m, level),
-            None if curve is None else fdp.claim_rejected(r, correct, m, level, curve)))
+    counts = [(k_in, k_out, int(ranked[:k_in].sum()) + (int((~ranked[m - k_out:]).sum()) if k_out else 0))
+              for k_in, k_out in grid]
+    ks = np.array([a + b for a, b, _ in counts])
+    cs = np.array([c for _, _, c in counts])
+    eps_fdp = fdp.epsilon_screen(ks, cs, m, delta, level)
+    mu_fdp = fdp.mu_screen(ks, cs, m, level)
+    rejected = None if curve is None else fdp.claim_rejected(ks, cs, m, level, curve)
+    screened = [GuessTest(k_in, k_out, c, steinke.screen(k_in + k_out, c, m, delta, level), float(eps_fdp[j]),
+                          float(mu_fdp[j]), None if rejected is None else bool(rejected[j]))
+                for j, (k_in, k_out, c) in enumerate(counts)]
     tests = tuple(screened)
     # the headline values: the best screened candidates, each re-checked rigorously (a failed check
     # falls to the next candidate); any value a test rejects is a bound (module docstrings)
