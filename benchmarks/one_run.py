@@ -21,6 +21,9 @@ Run ``python -m benchmarks.one_run [--seeds 2] [--skip-estimator]``. Three secti
     with R = 1, 10, 100 pooled runs, stopping at the first refutation; the three looks are a
     multiple test, so each runs at confidence 1 - 0.05 / 3 (the verdict "refuted within R runs" holds
     at 0.95). Pooled audits (R > 1) pre-register one guess count (M/4 "in", M/4 "out", M = 1000 R).
+(d) diffprivlib's GaussianNB (when it imports): 8 canaries per run (feature j at its bound, class 0)
+    scored by the class-0 mean of feature j, 50 pooled runs, against its declared eps and against a
+    misdeclared one (run at eps = 50, claimed 1).
 (c) Seconds of ``one_run_audit`` on 1,000 canaries (default grid, median of 5; wall and CPU time).
 """
 
@@ -30,6 +33,7 @@ import argparse
 import math
 import statistics
 import time
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -182,6 +186,49 @@ def section_b_variants() -> None:
     print()
 
 
+# ------------------------------------------------------------------------------- (d) diffprivlib
+
+def section_d(runs: int) -> None:
+    try:
+        import warnings
+
+        from diffprivlib.models import GaussianNB  # type: ignore[import-untyped]
+    except ImportError as exc:  # diffprivlib 0.6 needs scikit-learn < 1.7
+        print(f"(d) diffprivlib GaussianNB: not run ({exc})")
+        print()
+        return
+    warnings.filterwarnings("ignore", module="diffprivlib")
+    from accountant import PureDP
+
+    d, n_bg = 8, 40
+    rng0 = np.random.default_rng(0)
+    background = np.column_stack([rng0.uniform(0, 1, (n_bg, d)), rng0.integers(0, 2, n_bg)])
+    canaries = np.zeros((d, d + 1))
+    canaries[np.arange(d), np.arange(d)] = 1.0  # class 0, feature j at the top of its bounds
+    print(f"(d) diffprivlib GaussianNB, {d} features in [0, 1], {n_bg} background records, "
+          f"{d} canaries per run")
+    print(f"    (class 0, feature j = 1), score = the class-0 mean of feature j; {runs} pooled runs")
+    head = f"{'run at eps':>10} {'claim':>6} {'eps_lower':>9} {'mu_lower':>8} {'refuted':>8} {'s':>6}"
+    print(head)
+    print("-" * len(head))
+    for eps, claim in ((1.0, 1.0), (50.0, 1.0)):
+        def train(data: np.ndarray, rng: np.random.Generator, eps: float = eps) -> Any:
+            model = GaussianNB(epsilon=eps, bounds=(np.zeros(d), np.ones(d)),
+                               random_state=int(rng.integers(2**31)))
+            return model.fit(data[:, :-1], data[:, -1].astype(int))
+
+        def score(model: Any, canary: np.ndarray) -> float:
+            return float(model.theta_[0, int(np.argmax(canary[:-1]))])
+
+        t0 = time.perf_counter()
+        rep = canary_audit(train, score, canaries, np.random.default_rng(1), data=background,
+                           claim=PureDP(claim), confidence=CONF, runs=runs)
+        sec = time.perf_counter() - t0
+        print(f"{eps:>10g} {claim:>6g} {rep.epsilon_lower:>9.4g} {rep.audit.mu_lower:>8.4g} "
+              f"{rep.refuted!s:>8} {sec:>6.1f}")
+    print()
+
+
 # ------------------------------------------------------------------------------- (c) speed
 
 def section_c() -> None:
@@ -205,11 +252,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--skip-estimator", action="store_true", help="skip (b1), the slowest row")
+    ap.add_argument("--diffprivlib-runs", type=int, default=50)
     args = ap.parse_args(argv)
     section_a(args.seeds)
     if not args.skip_estimator:
         section_b_estimator()
     section_b_variants()
+    section_d(args.diffprivlib_runs)
     section_c()
     return 0
 

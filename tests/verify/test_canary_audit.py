@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import verify
-from accountant import GDP
+from accountant import GDP, PureDP
 from mechanisms.estimators.mestimation import HuberRegression
 from verify.training import VARIANTS, GradientCanarySGD, dpsgd_canaries
 
@@ -109,3 +109,32 @@ def test_claim_upper_bound_is_the_accountants() -> None:
     rep = verify.canary_audit(t.train, t.score, t.canaries(64), np.random.default_rng(2), claim=GDP(1.0),
                               delta=1e-5)
     assert rep.epsilon_upper == GDP(1.0).epsilon(1e-5)
+
+
+def test_diffprivlib_gaussian_nb_at_its_declared_epsilon_is_not_refuted() -> None:
+    """A third-party trainer through the harness (skipped where diffprivlib does not import): seeded
+    from the audit's generator, so the verdict is fixed by the seed."""
+    models = pytest.importorskip("diffprivlib.models")
+    import warnings
+
+    d = 4
+    rng0 = np.random.default_rng(0)
+    background = np.column_stack([rng0.uniform(0, 1, (20, d)), rng0.integers(0, 2, 20)])
+    canaries = np.zeros((d, d + 1))
+    canaries[np.arange(d), np.arange(d)] = 1.0
+
+    def train(data: np.ndarray, rng: np.random.Generator) -> object:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = models.GaussianNB(epsilon=1.0, bounds=(np.zeros(d), np.ones(d)),
+                                      random_state=int(rng.integers(2**31)))
+            return model.fit(data[:, :-1], data[:, -1].astype(int))
+
+    def score(model: object, canary: np.ndarray) -> float:
+        return float(model.theta_[0, int(np.argmax(canary[:-1]))])  # type: ignore[attr-defined]
+
+    rep = verify.canary_audit(train, score, canaries, np.random.default_rng(1), data=background,
+                              claim=PureDP(1.0), runs=10)
+    assert not rep.refuted
+    assert rep.epsilon_upper == 1.0
+    assert rep.audit.m == 10 * d

@@ -15,7 +15,6 @@ tested (refuted or not).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -133,7 +132,7 @@ def canary_audit(train: Train, score: Score, canaries: Sequence[Any] | NDArray[A
         all_inc.extend(bool(b) for b in coins)
     report = one_run_audit(np.asarray(all_scores), np.asarray(all_inc), delta, confidence, claim=claim,
                            guesses=guesses)
-    upper = None if claim is None else (claim.epsilon(delta) if delta > 0.0 else math.inf)
+    upper = None if claim is None else claim.epsilon(delta)
     return CanaryAuditReport(report, tuple(all_inc), tuple(all_scores), runs, claim, upper,
                              time.perf_counter() - t0)
 
