@@ -54,6 +54,7 @@ PAGES = {
     "estimators": "estimators",
     "inference": "inference",
     "bcdp": "bcdp",
+    "one_run": "one_run",
 }
 
 #: Distribution name of each library a benchmark may import (module name -> distribution).

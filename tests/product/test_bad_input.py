@@ -81,6 +81,11 @@ NOT_WALKED = {
     "mechanisms.Refusal": "the refusal's type (a singleton, no parameters)",
     "verify.AdaptiveNeighbourSearch": "alias of AdaptiveSearch",
     "verify.Finding": "result record inside AuditReport",
+    "verify.OneRunReport": "result record returned by one_run_audit",
+    "verify.CanaryAuditReport": "result record returned by canary_audit",
+    "verify.GuessTest": "result record inside OneRunReport",
+    "verify.alignment_score": "takes a function (the canary's direction) and returns a scorer",
+    "verify.loss_score": "takes a function (the loss) and returns a scorer",
     "mechanisms.BatchFit": "result record returned by NoisyGD/NoisyNewton.fit_batch",
     "mechanisms.PrivateFit": "result record returned by NoisyGD/NoisyNewton.fit",
     "mechanisms.WaldTest": "result record returned by wald_test",
@@ -288,6 +293,11 @@ VALID: dict[str, Callable[[], Args]] = {
                               "delta": 0.0, "max_pairs": 2, "workers": 1}),
     "verify.certify": lambda: ((examples.GeometricMechanism(1.0), PureDP(1.0)), {"delta": 0.0}),
     "verify.statdp_patterns": lambda: ((3,), {"sensitivity": 1.0, "base": 0.0}),
+    "verify.one_run_audit": lambda: (([0.1, 0.9, 0.2, 0.8], np.array([False, True, False, True])),
+                                     {"delta": 0.0, "confidence": 0.95, "guesses": [(1, 1)]}),
+    "verify.canary_audit": lambda: ((lambda data, rng: list(data), lambda model, c: float(c in model),
+                                     [1.0, 2.0, 3.0, 4.0], _rng()),
+                                    {"delta": 0.0, "confidence": 0.95, "runs": 1, "guesses": [(1, 1)]}),
 }
 
 #: Methods everyone calls, walked like the exported callables.
@@ -326,8 +336,9 @@ MUST_REFUSE = {
     ("mechanisms.Domain", "n"): {"None", "10**400", "-10**400", "0.0", "-1.0", "1e308", "inf"},
 }
 
-#: Parameters not walked: the data handed to the audited code (its failures are MechanismError).
-NOT_WALKED_PARAMS = {("verify.assert_private", "pair")}
+#: Parameters not walked: the data handed to the audited code (its failures are MechanismError; any
+#: object can be a canary: canary_audit checks only that canaries is a sequence).
+NOT_WALKED_PARAMS = {("verify.assert_private", "pair"), ("verify.canary_audit", "canaries")}
 
 NAN, INF = math.nan, math.inf
 HUGE_INT = 10**400

@@ -27,7 +27,7 @@ def _hook() -> ModuleType:
 
 def test_every_notebook_is_collected() -> None:
     pytest.importorskip("mkdocs")
-    assert [p.name for p in _hook().sources()] == [p.name for p in NOTEBOOKS] and len(NOTEBOOKS) == 7
+    assert [p.name for p in _hook().sources()] == [p.name for p in NOTEBOOKS] and len(NOTEBOOKS) == 8
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
