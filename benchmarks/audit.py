@@ -27,6 +27,7 @@ from verify import audit
 from verify.audit.core import SELECTION_LEVEL_FACTOR
 from verify.audit.regions import (
     Candidate,
+    SortedScores,
     evaluate_renyi,
     evaluate_renyi_bins,
     renyi_bins,
@@ -443,12 +444,13 @@ def renyi_section(samples: int, seeds: int, confidence: float) -> None:
                                 vectorised=True, floating_point=False).violation
                 sp, sq = sample(0, rng, n_sel), sample(1, rng, n_sel)
                 ep, eq = sample(0, rng, n_eval), sample(1, rng, n_eval)
-                thr = thresholds(sp, sq)
+                srt = SortedScores.of(sp, sq)
+                thr = thresholds(srt)
                 for k, (ords, cl) in enumerate(((orders, claimed), (np.array([2.0]), np.array([at2])))):
-                    vals, order, direction = renyi_values(sp, sq, thr, gamma_sel, ords, cl)
+                    vals, order, direction = renyi_values(srt, thr, gamma_sel, ords, cl)
                     j = int(np.argmax(vals))
                     two = Candidate(float(vals[j]), 0, 0, int(direction[j]), float(thr[j]), float(order[j]))
-                    multi = renyi_bins(sp, sq, 0, 0, gamma_sel, ords, cl)
+                    multi = renyi_bins(srt, 0, 0, gamma_sel, ords, cl)
                     for i, c in enumerate((two, multi)):
                         if c is None:
                             continue
