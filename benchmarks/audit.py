@@ -6,7 +6,9 @@ true value, samples per input and seconds. Sections: the benchmark cases; struct
 lists, dicts, strings, refusals; the adaptive search against random pairs and StatDP patterns);
 floating point apart from the algorithm (the distributional and the representation finding of
 float-naive and lattice releases, with right and wrong sensitivities); speed (vectorised draws per
-second, and seconds per audit of plain callables returning a float, a string, a list, a dict).
+second, and seconds per audit of plain callables returning a float, a string, a list, a dict);
+analysis (the audit's CPU time beyond drawing against a plain Clopper-Pearson histogram auditor at
+equal samples; also part of speed).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from verify import audit
 from verify.audit.core import SELECTION_LEVEL_FACTOR
 from verify.audit.regions import (
     Candidate,
+    SortedScores,
     evaluate_renyi,
     evaluate_renyi_bins,
     renyi_bins,
@@ -34,6 +37,7 @@ from verify.audit.regions import (
 from verify.audit.renyi import claimed_renyi
 from verify.audit.scores import Score
 from verify.examples import (
+    GeometricMechanism,
     NoisySum,
     RandomizedResponse,
     ScalarLaplace,
@@ -54,13 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
     ap.add_argument("--sections", default="cases,structured,fp,speed",
                     help="comma-separated: cases, structured, fp (floating point apart), renyi (multi-bin "
-                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), search, speed")
+                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), search, "
+                         "speed (includes analysis), analysis (the audit's analysis time against a plain "
+                         "Clopper-Pearson histogram auditor at 10^5 and 10^6 samples per input)")
     args = ap.parse_args(argv)
     sections = set(args.sections.split(","))
     header = (f"{'mechanism':42} {'claim':>9} {'known':>7} {'verdict':>9} {'lower bound':>12} "
               f"{'true':>7} {'ratio':>6} {'samples':>9} {'s':>6}")
-    print(header)
-    print("-" * len(header))
+    if "cases" in sections:
+        print(header)
+        print("-" * len(header))
     wrong = 0
     for case in cases():
         if "cases" not in sections:
@@ -93,10 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     if "search" in sections:  # hill climbing against the surrogate search (benchmarks/audit_search.py)
         from audit_search import search_section
         wrong += search_section(args.samples, args.seeds, args.confidence)
-    print(f"\nverdicts different from the known one: {wrong}")
+    if sections & {"cases", "structured", "fp", "search"}:
+        print(f"\nverdicts different from the known one: {wrong}")
     if not args.no_speed and "speed" in sections:
         speed(args.samples)
         structured_speed(args.samples)
+    if not args.no_speed and sections & {"speed", "analysis"}:
+        analysis_speed(args.confidence)
     return 0 if wrong == 0 else 1
 
 
@@ -120,6 +130,103 @@ def speed(samples: int) -> None:
     t_audit = time.perf_counter() - t0
     print(f"scalar callable, {n} draws per input: calls {t_calls:.2f} s, audit {t_audit:.2f} s, "
           f"overhead {100 * (t_audit / t_calls - 1):.0f}%")
+
+
+# --------------------------------------------------------------- analysis against a plain auditor
+
+
+class _Replay:
+    """A mechanism whose draws are recorded on a first audit (with the CPU time spent drawing) and
+    served again on a second audit of the same seed, so the second audit's time is its analysis."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.store: dict[tuple[str, int, int], Any] = {}
+        self.draw_seconds = 0.0
+        self.replaying = False
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int) -> Any:
+        key = (repr(data), size, int(rng.bit_generator.state["state"]["state"]))
+        if self.replaying:
+            return self.store[key]
+        t0 = time.process_time()
+        out = self.inner.sample(data, rng, size)
+        self.draw_seconds += time.process_time() - t0
+        self.store[key] = out
+        return out
+
+    def privacy_loss(self, y: Any, data: Any, data2: Any) -> Any:
+        return self.inner.privacy_loss(y, data, data2)
+
+
+def cp_histogram_auditor(x: np.ndarray, y: np.ndarray, confidence: float, bins: int = 100) -> float:
+    """The reference: a plain Clopper-Pearson histogram auditor of pure DP on all draws (no
+    selection split). Both samples are binned at the equal-mass cuts of the pooled draws (``bins``
+    bins, so it needs no scale; for discrete outputs the cuts fall on the values), the regions are
+    the K = 2 (bins - 1) upper and lower tails {bin >= j} and {bin < j}, each tested in both
+    orientations, with one-sided Clopper-Pearson bounds at level (1 - confidence) / (4 K) each
+    (Bonferroni over 2K tests of two bounds): eps >= log(Q_lower(S) / P_upper(S)) and its mirror.
+    The cuts depend on the pooled draws, as in plain auditors (the audit chooses on separate draws)."""
+    from scipy import stats as st
+
+    x, y = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
+    pooled = np.concatenate([x, y])
+    edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, bins + 1)[1:-1], method="inverted_cdf"))
+    cx = np.bincount(np.searchsorted(edges, x, "right"), minlength=edges.size + 1)
+    cy = np.bincount(np.searchsorted(edges, y, "right"), minlength=edges.size + 1)
+    tx, ty = np.cumsum(cx[::-1])[::-1][1:], np.cumsum(cy[::-1])[::-1][1:]  # counts of {bin >= j}
+    kx = np.concatenate([tx, x.size - tx]).astype(np.float64)
+    ky = np.concatenate([ty, y.size - ty]).astype(np.float64)
+    gamma = (1.0 - confidence) / (2 * 2 * kx.size)
+
+    def upper(k: np.ndarray, n: int) -> np.ndarray:
+        return np.where(k < n, st.beta.isf(gamma, k + 1.0, np.maximum(n - k, 1.0)), 1.0)
+
+    def lower(k: np.ndarray, n: int) -> np.ndarray:
+        return np.where(k > 0, st.beta.ppf(gamma, np.maximum(k, 1.0), n - k + 1.0), 0.0)
+
+    with np.errstate(divide="ignore"):
+        e1 = np.log(lower(ky, y.size)) - np.log(upper(kx, x.size))
+        e2 = np.log(lower(kx, x.size)) - np.log(upper(ky, y.size))
+    return max(0.0, float(np.max(e1)), float(np.max(e2)))
+
+
+def analysis_speed(confidence: float, sizes: tuple[int, ...] = (100_000, 1_000_000)) -> None:
+    """CPU seconds (``time.process_time``, one process) of the audit beyond drawing, against the
+    reference ``cp_histogram_auditor`` on the same number of draws per input, both claimed PureDP(1)
+    on (0, 1). draw: the mechanism's ``sample`` calls in a first audit; analysis: a second audit of
+    the same seed served the recorded draws (the same report); reference: the plain auditor on n
+    fresh draws per input. Lower bounds: the audit's epsilon_lower and the reference's."""
+    print(f"\nanalysis against a plain Clopper-Pearson histogram auditor (CPU s, numpy {np.__version__}, "
+          f"confidence {confidence})")
+    header = (f"{'mechanism':26} {'n/input':>9} {'draw':>7} {'analysis':>9} {'reference':>10} "
+              f"{'ratio':>6} {'audit eps>=':>12} {'ref eps>=':>10}")
+    print(header + "\n" + "-" * len(header))
+    mechs: list[tuple[str, Any, tuple[Any, Any]]] = [
+        ("vectorised Laplace(1)", ScalarLaplace(1.0), (0.0, 1.0)),
+        ("randomized response(1)", RandomizedResponse(1.0), (0, 1)),
+        ("geometric(1)", GeometricMechanism(1.0), (0, 1)),
+    ]
+    for name, mech, pair in mechs:
+        audit(mech, [pair], PureDP(1.0), samples=1000, seed=0, confidence=confidence)  # warm up
+        for n in sizes:
+            rep = _Replay(mech)
+            first = audit(rep, [pair], PureDP(1.0), samples=n, seed=0, confidence=confidence)
+            rep.replaying = True
+            t0 = time.process_time()
+            second = audit(rep, [pair], PureDP(1.0), samples=n, seed=0, confidence=confidence)
+            t_analysis = time.process_time() - t0
+            if second.epsilon_lower != first.epsilon_lower:
+                raise RuntimeError("the replayed audit differs from the first: the analysis is not timed")
+            rep.store.clear()
+            rng = np.random.default_rng(n)
+            x, y = mech.sample(pair[0], rng, n), mech.sample(pair[1], rng, n)
+            t0 = time.process_time()
+            ref = cp_histogram_auditor(x, y, confidence)
+            t_ref = time.process_time() - t0
+            print(f"{name:26} {n:>9} {rep.draw_seconds:7.2f} {t_analysis:9.3f} {t_ref:10.3f} "
+                  f"{t_analysis / t_ref:6.2f} {first.epsilon_lower:12.4f} {ref:10.4f}")
+            sys.stdout.flush()
 
 
 # --------------------------------------------------------------- structured outputs, floating point
@@ -337,12 +444,13 @@ def renyi_section(samples: int, seeds: int, confidence: float) -> None:
                                 vectorised=True, floating_point=False).violation
                 sp, sq = sample(0, rng, n_sel), sample(1, rng, n_sel)
                 ep, eq = sample(0, rng, n_eval), sample(1, rng, n_eval)
-                thr = thresholds(sp, sq)
+                srt = SortedScores.of(sp, sq)
+                thr = thresholds(srt)
                 for k, (ords, cl) in enumerate(((orders, claimed), (np.array([2.0]), np.array([at2])))):
-                    vals, order, direction = renyi_values(sp, sq, thr, gamma_sel, ords, cl)
+                    vals, order, direction = renyi_values(srt, thr, gamma_sel, ords, cl)
                     j = int(np.argmax(vals))
                     two = Candidate(float(vals[j]), 0, 0, int(direction[j]), float(thr[j]), float(order[j]))
-                    multi = renyi_bins(sp, sq, 0, 0, gamma_sel, ords, cl)
+                    multi = renyi_bins(srt, 0, 0, gamma_sel, ords, cl)
                     for i, c in enumerate((two, multi)):
                         if c is None:
                             continue

@@ -54,6 +54,7 @@ from .features import Layout
 from .regions import (
     Candidate,
     Objective,
+    SortedScores,
     checked_scores,
     claim_objectives,
     evaluate,
@@ -283,8 +284,9 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
         # a score that was not fitted may choose its threshold on all selection draws
         sp = checked_scores(sc, pick_p if sc.fitted else bp)
         sq = checked_scores(sc, pick_q if sc.fitted else bq)
-        thr = thresholds(sp, sq)
-        masses = region_masses(sp, sq, thr)
+        srt = SortedScores.of(sp, sq)
+        thr = thresholds(srt)
+        masses = region_masses(srt, thr)
         for direction in (0, 1):
             a_hat, r_hat = masses[2 * direction], masses[2 * direction + 1]
             # the bounds these frequencies would give on all n selection draws (so a fitted score,
@@ -301,11 +303,11 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
                     Candidate(float(vals[j]), pair, si, direction, float(thr[j]),
                               counts=(float(a_hat[j] * n_t), float(r_hat[j] * n_t), n_t, n_t)))
         if renyi is not None and sc.family != "representation":
-            vals, order, direction_r = renyi_values(sp, sq, thr, gamma_sel, *renyi)
+            vals, order, direction_r = renyi_values(srt, thr, gamma_sel, *renyi)
             j = int(np.argmax(vals))
             best.setdefault(("renyi", "renyi"), []).append(
                 Candidate(float(vals[j]), pair, si, int(direction_r[j]), float(thr[j]), float(order[j])))
-            binned = renyi_bins(sp, sq, pair, si, gamma_sel, *renyi)
+            binned = renyi_bins(srt, pair, si, gamma_sel, *renyi)
             if binned is not None:
                 best[("renyi", "renyi")].append(binned)
     return _Screened(layout, scores, best)

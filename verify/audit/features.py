@@ -13,6 +13,7 @@ alone, so "no answer" (None, NaN, a refusal) is a category of its own, never the
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -40,13 +41,15 @@ class Batch:
     carry no numbers); ``keys`` one comparable key per output for exact value counts; ``cats`` the
     structure category of each output (None for plain numeric outputs); ``raw`` the outputs as the
     mechanism returned them (for its ``privacy_loss``); ``slots`` how many leading columns are
-    numbers (the rest are container lengths)."""
+    numbers (the rest are container lengths); ``memo`` what scores derived from these outputs and
+    share (a batch is never modified)."""
 
     values: NDArray[Any] | None
     keys: NDArray[Any]
     raw: Any
     cats: NDArray[np.int64] | None = None
     slots: int = 0
+    memo: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -71,7 +74,10 @@ def missing_pattern(values: FloatArray) -> NDArray[np.int64]:
     miss = np.isnan(values)
     d = miss.shape[1]
     if d <= 62:
-        return np.asarray(miss @ (np.int64(1) << np.arange(d, dtype=np.int64)), dtype=np.int64)
+        out = np.zeros(miss.shape[0], dtype=np.int64)
+        for j in range(d):
+            out |= miss[:, j].astype(np.int64) << j
+        return out
     h = np.zeros(miss.shape[0], dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(d):
@@ -81,7 +87,8 @@ def missing_pattern(values: FloatArray) -> NDArray[np.int64]:
 
 def _canonical_float(values: FloatArray) -> FloatArray:
     """One bit pattern for NaN and for zero (-0.0 and 0.0 are one real number)."""
-    out: FloatArray = np.where(np.isnan(values), np.nan, values) + 0.0
+    out: FloatArray = values + 0.0
+    np.copyto(out, np.nan, where=np.isnan(out))
     return out
 
 
@@ -376,8 +383,16 @@ def _numeric(chunks: list[Any]) -> NDArray[Any] | None:
     return np.concatenate(arrs, axis=0)
 
 
-def pooled_unique_count(a: Batch, b: Batch) -> int:
-    return int(np.unique(np.concatenate([a.keys, b.keys])).size)
+def pooled_unique_count(a: Batch, b: Batch, limit: float = math.inf) -> int | None:
+    """The number of distinct outputs in two batches, or None when it exceeds ``limit`` (decided on
+    the first 2 limit + 1 outputs when they already hold more than ``limit`` distinct ones)."""
+    keys = np.concatenate([a.keys, b.keys])
+    if keys.size > 2 * limit + 1:
+        head = keys[: int(2 * limit) + 1]
+        if np.unique(head).size > limit:
+            return None
+    u = int(np.unique(keys).size)
+    return u if u <= limit else None
 
 
 def describe_path(p: Sequence[Hashable]) -> str:

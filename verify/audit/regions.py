@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -56,27 +57,48 @@ class Candidate:
     larger: tuple[bool, ...] = ()
 
 
-def region_masses(sp: FloatArray, sq: FloatArray, thr: FloatArray) -> tuple[FloatArray, ...]:
+@dataclass(frozen=True)
+class SortedScores:
+    """A score's values on the draws of the two inputs, each sorted once: every count below (of a
+    region {s > t}, {s < t} or of a bin) is a binary search in these."""
+
+    p: FloatArray
+    q: FloatArray
+
+    @classmethod
+    def of(cls, sp: FloatArray, sq: FloatArray) -> SortedScores:
+        return cls(np.sort(sp), np.sort(sq))
+
+    @cached_property
+    def pooled(self) -> FloatArray:
+        """Both samples in one sorted array, NaN left out (np.sort puts NaN last)."""
+        both = np.sort(np.concatenate([self.p, self.q]), kind="stable")  # a merge of two sorted runs
+        out: FloatArray = both[: both.size - int(np.count_nonzero(np.isnan(both)))]
+        return out
+
+
+def region_masses(s: SortedScores, thr: FloatArray) -> tuple[FloatArray, ...]:
     """Per threshold: (null mass, alternative mass) of {s > t} (direction 0) and, for the
     swapped pair, of {s < t} (direction 1)."""
-    sps, sqs = np.sort(sp), np.sort(sq)
-    n_p, n_q = sps.size, sqs.size
-    a0 = (n_p - np.searchsorted(sps, thr, "right")) / n_p
-    r0 = (n_q - np.searchsorted(sqs, thr, "right")) / n_q
-    a1 = np.searchsorted(sqs, thr, "left") / n_q
-    r1 = np.searchsorted(sps, thr, "left") / n_p
+    n_p, n_q = s.p.size, s.q.size
+    a0 = (n_p - np.searchsorted(s.p, thr, "right")) / n_p
+    r0 = (n_q - np.searchsorted(s.q, thr, "right")) / n_q
+    a1 = np.searchsorted(s.q, thr, "left") / n_q
+    r1 = np.searchsorted(s.p, thr, "left") / n_p
     return a0, r0, a1, r1
 
 
-def thresholds(sp: FloatArray, sq: FloatArray, max_thresholds: int = 400) -> FloatArray:
-    pooled = np.concatenate([sp, sq])
-    pooled = pooled[~np.isnan(pooled)]
-    u = np.unique(pooled)
-    if u.size <= max_thresholds:
-        return u
+def thresholds(s: SortedScores, max_thresholds: int = 400) -> FloatArray:
+    """The thresholds tried: every distinct pooled score when there are at most ``max_thresholds``,
+    else the pooled scores at evenly spaced levels and at levels near 0 and 1 (distinct ones)."""
+    pooled = s.pooled
+    new = np.ones(pooled.size, dtype=bool)
+    np.not_equal(pooled[1:], pooled[:-1], out=new[1:])
+    if np.count_nonzero(new) <= max_thresholds:
+        return pooled[new]
     levels = np.concatenate([np.linspace(0.0, 1.0, max_thresholds - 8)[1:-1],
                              [1e-5, 1e-4, 1e-3, 3e-3, 1 - 3e-3, 1 - 1e-3, 1 - 1e-4, 1 - 1e-5]])
-    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+    return np.unique(stats.order_statistics(pooled, levels))
 
 
 def objective_values(obj: Objective, a_up: FloatArray, b_up: FloatArray, delta: float,
@@ -99,10 +121,12 @@ def value_at(c: Candidate, obj: Objective, gamma: float, delta: float, f: Tradeo
 
 
 def is_discrete(p: Batch, q: Batch) -> bool:
+    """Whether the outputs are counted exactly: no numbers, integers, or at most
+    max(DISCRETE_MAX_VALUES, DISCRETE_MAX_SHARE x draws) distinct outputs in the pooled draws."""
     if p.values is None or p.values.dtype.kind in "biu":
         return True
-    u = pooled_unique_count(p, q)
-    return u <= DISCRETE_MAX_VALUES or u <= DISCRETE_MAX_SHARE * (p.n + q.n)
+    return pooled_unique_count(p, q, limit=max(DISCRETE_MAX_VALUES, DISCRETE_MAX_SHARE * (p.n + q.n))) \
+        is not None
 
 
 def evaluate(c: Candidate, o: Objective, score: Score, sp: FloatArray, sq: FloatArray, gamma: float,
@@ -143,17 +167,18 @@ def evaluate(c: Candidate, o: Objective, score: Score, sp: FloatArray, sq: Float
         p_value=min(1.0, 2 * n_tests * level))
 
 
-def renyi_values(sp: FloatArray, sq: FloatArray, thr: FloatArray, gamma: float,
+def renyi_values(s: SortedScores, thr: FloatArray, gamma: float,
                  orders: FloatArray, claimed: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Per threshold t, on the selection draws: the largest margin (Renyi lower bound minus claim)
     over the orders, the order attaining it, and the direction (0: P(s > t) > Q(s > t) expected)."""
-    a, r = region_masses(sp, sq, thr)[:2]
-    kp, kq = a * sp.size, r * sq.size
+    a, r = region_masses(s, thr)[:2]
+    n_p, n_q = s.p.size, s.q.size
+    kp, kq = a * n_p, r * n_q
     best = np.full(thr.size, -np.inf)
     order = np.full(thr.size, orders[0])
     direction = np.where(a >= r, 0, 1)
-    pl, pu = stats.cp_lower(kp, sp.size, gamma), stats.cp_upper(kp, sp.size, gamma)
-    ql, qu = stats.cp_lower(kq, sq.size, gamma), stats.cp_upper(kq, sq.size, gamma)
+    pl, pu = stats.cp_lower(kp, n_p, gamma), stats.cp_upper(kp, n_p, gamma)
+    ql, qu = stats.cp_lower(kq, n_q, gamma), stats.cp_upper(kq, n_q, gamma)
     # one pair of one-sided bounds per direction: (p_l, q_u) when P(A) is the larger, else (p_u, q_l)
     p_b = np.where(direction == 0, pl, pu)
     q_b = np.where(direction == 0, qu, ql)
@@ -200,27 +225,29 @@ RENYI_BINS = (4, 8, 16)
 
 
 def bin_counts(edges: FloatArray, s: FloatArray) -> NDArray[np.int64]:
-    """Counts of scores s in the bins cut at ``edges`` (a score equal to an edge goes above it)."""
-    return np.bincount(np.searchsorted(edges, s, "right"), minlength=edges.size + 1)
+    """Counts of sorted scores s in the bins cut at ``edges`` (a score equal to an edge goes above it)."""
+    below = np.searchsorted(s, edges, "left")  # scores below each edge
+    return np.diff(below, prepend=0, append=s.size).astype(np.int64)
 
 
-def renyi_bins(sp: FloatArray, sq: FloatArray, pair: int, score: int, gamma: float, orders: FloatArray,
+def renyi_bins(s: SortedScores, pair: int, score: int, gamma: float, orders: FloatArray,
                claimed: FloatArray) -> Candidate | None:
     """On the selection draws: the multi-bin Renyi test (bins of the score at equal-mass cuts of the
     pooled draws, bin count in ``RENYI_BINS``, divergence direction, order) with the largest margin
     of its lower bound (``multibin_renyi_lower`` at level ``gamma``) over the claim."""
-    pooled = np.concatenate([sp, sq])
-    low = pooled.min()
+    pooled = s.pooled
+    low = pooled[0]
+    n_p, n_q = s.p.size, s.q.size
     best: Candidate | None = None
     tried: set[tuple[float, ...]] = set()
     for m in RENYI_BINS:
-        edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, m + 1)[1:-1], method="inverted_cdf"))
+        edges = np.unique(stats.order_statistics(pooled, np.linspace(0.0, 1.0, m + 1)[1:-1]))
         edges = edges[edges > low]  # a cut at the least score leaves a bin below it empty
         if edges.size < 2 or tuple(edges) in tried:  # two bins: the binary test's region, at a
             continue  # better level; few distinct scores: the same bins again
         tried.add(tuple(edges))
-        cp, cq = bin_counts(edges, sp), bin_counts(edges, sq)
-        sides = ((cp, sp.size, cq, sq.size), (cq, sq.size, cp, sp.size))
+        cp, cq = bin_counts(edges, s.p), bin_counts(edges, s.q)
+        sides = ((cp, n_p, cq, n_q), (cq, n_q, cp, n_p))
         for direction, (k1, n1, k2, n2) in enumerate(sides):
             larger = k1 / n1 > k2 / n2
             if not larger.any() or larger.all():
@@ -240,7 +267,7 @@ def evaluate_renyi_bins(c: Candidate, score: Score, sp: FloatArray, sq: FloatArr
     """The multi-bin Renyi test chosen on the selection draws, on the evaluation draws: its 2m
     one-sided bounds at level gamma / m each (2 gamma in all, as every test)."""
     edges = np.asarray(c.edges, dtype=np.float64)
-    cp, cq = bin_counts(edges, sp), bin_counts(edges, sq)
+    cp, cq = bin_counts(edges, np.sort(sp)), bin_counts(edges, np.sort(sq))
     k1, n1, k2, n2 = (cp, sp.size, cq, sq.size) if c.direction == 0 else (cq, sq.size, cp, sp.size)
 
     def lower(g: float, rounds: int = 12) -> float:
@@ -277,6 +304,6 @@ def checked_scores(sc: Score, b: Batch) -> FloatArray:
     if s.size != b.n:
         raise ValueError(f"score {sc.name!r} returned {s.size} values for {b.n} outputs "
                          "(mechanism.privacy_loss must be vectorised over outputs)")
-    return np.nan_to_num(s, nan=0.0)
+    return s if np.isfinite(s).all() else np.nan_to_num(s, nan=0.0)
 
 

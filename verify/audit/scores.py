@@ -48,18 +48,24 @@ class Score:
         return self.fn(batch)
 
 
-def _count_table(keys_p: NDArray[Any], keys_q: NDArray[Any]) -> Callable[[NDArray[Any]], FloatArray]:
-    """Smoothed log ratio of exact value counts, log((c_q + 1/2) / (c_p + 1/2)); unseen values get 0."""
+@dataclass(frozen=True)
+class _CountTable:
+    """Smoothed log ratio of exact value counts, log((c_q + 1/2) / (c_p + 1/2)), of the values
+    ``seen`` (sorted) in the fit draws; unseen values get 0."""
+
+    seen: NDArray[Any]
+    scores: FloatArray
+
+    def __call__(self, keys: NDArray[Any]) -> FloatArray:
+        idx = np.minimum(np.searchsorted(self.seen, keys), self.seen.size - 1)
+        return np.asarray(np.where(self.seen[idx] == keys, self.scores[idx], 0.0), dtype=np.float64)
+
+
+def _count_table(keys_p: NDArray[Any], keys_q: NDArray[Any]) -> _CountTable:
     cats = np.unique(np.concatenate([keys_p, keys_q]))
     c_p = np.bincount(np.searchsorted(cats, keys_p), minlength=cats.size)
     c_q = np.bincount(np.searchsorted(cats, keys_q), minlength=cats.size)
-    scores = np.log((c_q + 0.5) / (c_p + 0.5))
-
-    def lookup(keys: NDArray[Any]) -> FloatArray:
-        idx = np.minimum(np.searchsorted(cats, keys), cats.size - 1)
-        return np.asarray(np.where(cats[idx] == keys, scores[idx], 0.0), dtype=np.float64)
-
-    return lookup
+    return _CountTable(cats, np.log((c_q + 0.5) / (c_p + 0.5)))
 
 
 def lowest_bit_exponent(y: NDArray[Any]) -> NDArray[np.int64]:
@@ -82,16 +88,20 @@ def _logistic_features(v: NDArray[Any], center: FloatArray, scale: FloatArray, q
     """Standardised coordinates (and squares); with ``missing``, indicators of NaN ("no answer")
     coordinates and of the count of them."""
     x = np.asarray(v, dtype=np.float64)
-    z = (x - center) / scale
-    z = np.nan_to_num(z, nan=0.0, posinf=50.0, neginf=-50.0)
-    z = np.clip(z, -50.0, 50.0)
-    cols = [np.ones((z.shape[0], 1)), z]
+    n, d = x.shape
+    out = np.empty((n, 1 + d * (2 if quad else 1) + (d + 1 if missing else 0)))
+    out[:, 0] = 1.0
+    z = out[:, 1: 1 + d]
+    np.divide(x - center, scale, out=z)
+    np.clip(z, -50.0, 50.0, out=z)  # infinities to +-50
+    np.copyto(z, 0.0, where=np.isnan(z))
     if quad:
-        cols.append(z * z)
+        np.multiply(z, z, out=out[:, 1 + d: 1 + 2 * d])
     if missing:
-        nan = np.isnan(x).astype(np.float64)
-        cols += [nan, nan.sum(axis=1, keepdims=True)]
-    return np.concatenate(cols, axis=1)
+        nan = out[:, out.shape[1] - d - 1: -1]
+        np.copyto(nan, np.isnan(x))
+        np.sum(nan, axis=1, out=out[:, -1])
+    return out
 
 
 def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int = 25) -> FloatArray:
@@ -112,11 +122,16 @@ def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int =
     return w
 
 
+def _several(a: NDArray[Any]) -> bool:
+    """Whether a non-empty array holds two different values."""
+    return bool(np.any(a != a[0]))
+
+
 def _declares(privacy_loss: Callable[[Any], FloatArray], p: Batch) -> bool:
     """Whether a ``privacy_loss`` attribute is a declaration: a base class's stub that raises
-    NotImplementedError (no closed-form density) declares nothing."""
+    NotImplementedError (no closed-form density) declares nothing (asked of one output)."""
     try:
-        privacy_loss(p.raw)
+        privacy_loss(p.raw[:1] if isinstance(p.raw, (np.ndarray, list)) else p.raw)
     except NotImplementedError:
         return False
     return True
@@ -139,7 +154,7 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
         table = _count_table(p.keys, q.keys)
         out.append(Score("exact value counts", lambda b: table(b.keys)))
     if not discrete and p.cats is not None and q.cats is not None and \
-            np.unique(np.concatenate([p.cats, q.cats])).size > 1:
+            _several(np.concatenate([p.cats, q.cats])):
         cats = _count_table(p.cats, q.cats)
         out.append(Score("output structure counts", lambda b: cats(_cats(b))))
     if p.values is None or q.values is None:
@@ -177,7 +192,7 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
             out.append(Score("IEEE-754 granularity",
                              lambda b: bits(row_keys(lowest_bit_exponent(_vals(b)[:, :slots]))),
                              family="representation",
-                             describe=_granularity_region(bits, slots, p, q)))
+                             describe=_granularity_region(bits, slots)))
     if not discrete or d > 1:
         out.append(_fit_logistic_score(p.values, q.values, rng))
     return out
@@ -188,12 +203,30 @@ MAX_RANKS = 2
 
 
 def _nth_number(b: Batch, m: int) -> FloatArray:
-    """The m-th number present in each output (slot columns in order; NaN when it has fewer)."""
-    v = np.asarray(_vals(b)[:, : b.slots], dtype=np.float64)
-    present = ~np.isnan(v)
-    at = present & (np.cumsum(present, axis=1) == m + 1)
-    col = np.argmax(at, axis=1)
-    return np.where(at.any(axis=1), v[np.arange(v.shape[0]), col], np.nan)
+    """The m-th number present in each output (slot columns in order; NaN when it has fewer),
+    computed once per batch."""
+    key = ("nth number", m)
+    if key not in b.memo:
+        v = np.asarray(_vals(b)[:, : b.slots], dtype=np.float64)
+        if v.shape[1] == 1:  # one slot: its number, or none
+            out = v[:, 0] if m == 0 else np.full(v.shape[0], np.nan)
+        else:
+            present = ~np.isnan(v)
+            at = present & (np.cumsum(present, axis=1) == m + 1)
+            col = np.argmax(at, axis=1)
+            out = np.where(at.any(axis=1), v[np.arange(v.shape[0]), col], np.nan)
+        b.memo[key] = out
+    result: FloatArray = b.memo[key]
+    return result
+
+
+def _nth_order(b: Batch, m: int) -> NDArray[np.intp]:
+    """The permutation sorting a batch's m-th numbers (NaN last), computed once per batch."""
+    key = ("nth order", m)
+    if key not in b.memo:
+        b.memo[key] = np.argsort(_nth_number(b, m))
+    order: NDArray[np.intp] = b.memo[key]
+    return order
 
 
 def _conditional_tail_scores(p: Batch, q: Batch) -> list[Score]:
@@ -215,7 +248,7 @@ def _conditional_tail_scores(p: Batch, q: Batch) -> list[Score]:
         pooled = np.sort(np.concatenate([vp[~np.isnan(vp)], vq[~np.isnan(vq)]]))
         label = "first" if m == 0 else f"number {m + 1}"
         for side in ("lower", "upper"):
-            fn = _tail_table(cats, pooled, _cats(p), vp, _cats(q), vq, side == "lower", m)
+            fn = _tail_table(cats, pooled, p, q, side == "lower", m)
             out.append(Score(f"{label} number given the structure ({side} tail)", fn))
     return out
 
@@ -234,6 +267,8 @@ def _category_set_scores(p: Batch, q: Batch) -> list[Score]:
     noisy than per-category tails (``_conditional_tail_scores``): e.g. "answered at one of the last
     queries, with a value below t" for a sparse vector releasing noisy answers."""
     cp, cq = _cats(p), _cats(q)
+    if not _several(np.concatenate([cp, cq])):
+        return []  # one structure: no two of them hold a number
     vp, vq = _nth_number(p, 0), _nth_number(q, 0)
     numbered = np.unique(np.concatenate([cp[~np.isnan(vp)], cq[~np.isnan(vq)]]))
     if numbered.size < 2:
@@ -263,44 +298,57 @@ def _in_set(members: NDArray[np.int64], off: float) -> Callable[[Batch], FloatAr
     return score
 
 
-def _tail_table(cats: NDArray[np.int64], pooled: FloatArray, cp: NDArray[np.int64], vp: FloatArray,
-                cq: NDArray[np.int64], vq: FloatArray, lower: bool, m: int) -> Callable[[Batch], FloatArray]:
-    """The fitted conditional tail score (see ``_conditional_tail_scores``): each draw becomes the
-    integer key (category index, rank of its number among the pooled fit numbers), so the counts
-    of draws in the same category on the same side are two binary searches."""
+def _tail_table(cats: NDArray[np.int64], pooled: FloatArray, p: Batch, q: Batch, lower: bool,
+                m: int) -> Callable[[Batch], FloatArray]:
+    """The fitted conditional tail score (see ``_conditional_tail_scores``) on fit batches p and q:
+    each draw becomes the integer key (category index, rank of its number among the pooled fit
+    numbers), so the counts of draws in the same category on the same side are binary searches
+    (the draws taken in the order of their numbers, so the searches run in order)."""
     width = pooled.size + 2
     side: Literal["left", "right"] = "right" if lower else "left"
 
     Ints = NDArray[np.int64]
 
-    def keys(c: Ints, v: FloatArray) -> tuple[Ints, NDArray[np.bool_], NDArray[np.bool_]]:
+    def keys(b: Batch) -> tuple[Ints, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.intp]]:
+        c, v, order = _cats(b), _nth_number(b, m), _nth_order(b, m)
         ci = np.minimum(np.searchsorted(cats, c), cats.size - 1)
         known = cats[ci] == c
-        r = np.searchsorted(pooled, np.nan_to_num(v), side).astype(np.int64)
+        r = _search(pooled, np.nan_to_num(v), side, order)
         has = ~np.isnan(v)
-        return ci * width + np.where(has, r + 1, 0), known, has
+        return ci * width + np.where(has, r + 1, 0), known, has, order
 
-    kp, _, hp = keys(cp, vp)
-    kq, _, hq = keys(cq, vq)
+    kp, _, hp, _ = keys(p)
+    kq, _, hq, _ = keys(q)
     sp, sq = np.sort(kp[hp]), np.sort(kq[hq])
-    cat_p = np.bincount(np.searchsorted(cats, cp), minlength=cats.size)
-    cat_q = np.bincount(np.searchsorted(cats, cq), minlength=cats.size)
+    cat_p = np.bincount(np.searchsorted(cats, _cats(p)), minlength=cats.size)
+    cat_q = np.bincount(np.searchsorted(cats, _cats(q)), minlength=cats.size)
+    # where each category's keys start (lower tails: ranks from 1) or end (upper tails), per input
+    bound = np.arange(cats.size, dtype=np.int64) * width + 1 if lower else \
+        (np.arange(cats.size, dtype=np.int64) + 1) * width
+    edge_p, edge_q = np.searchsorted(sp, bound, "left"), np.searchsorted(sq, bound, "left")
 
-    def count(srt: Ints, k: Ints, ci: Ints) -> Ints:
+    def count(srt: Ints, edge: Ints, k: Ints, ci: Ints, order: NDArray[np.intp]) -> Ints:
         if lower:  # same category, number (rank) in [1, r]
-            return np.searchsorted(srt, k, "right") - np.searchsorted(srt, ci * width + 1, "left")
-        return np.searchsorted(srt, (ci + 1) * width, "left") - np.searchsorted(srt, k, "left")
+            return _search(srt, k, "right", order) - edge[ci]
+        return edge[ci] - _search(srt, k, "left", order)
 
     def score(b: Batch) -> FloatArray:
-        c = _cats(b)
-        v = _nth_number(b, m)
-        k, known, has = keys(c, v)
+        k, known, has, order = keys(b)
         ci = k // width
-        n_p = np.where(has, count(sp, k, ci), cat_p[ci]).astype(np.float64)
-        n_q = np.where(has, count(sq, k, ci), cat_q[ci]).astype(np.float64)
+        n_p = np.where(has, count(sp, edge_p, k, ci, order), cat_p[ci]).astype(np.float64)
+        n_q = np.where(has, count(sq, edge_q, k, ci, order), cat_q[ci]).astype(np.float64)
         return np.asarray(np.where(known, np.log((n_q + 0.5) / (n_p + 0.5)), 0.0), dtype=np.float64)
 
     return score
+
+
+def _search(ref: NDArray[Any], v: NDArray[Any], side: Literal["left", "right"],
+            order: NDArray[np.intp]) -> NDArray[np.int64]:
+    """``np.searchsorted(ref, v, side)`` with the queries taken in ``order`` (a permutation that
+    sorts them, or nearly): the same result, but successive binary searches touch nearby memory."""
+    out = np.empty(v.shape[0], dtype=np.int64)
+    out[order] = np.searchsorted(ref, v[order], side)
+    return out
 
 
 def _bin(edges: FloatArray, v: NDArray[Any]) -> NDArray[np.int64]:
@@ -315,12 +363,12 @@ def _cats(b: Batch) -> NDArray[np.int64]:
     return b.cats
 
 
-def _granularity_region(bits: Callable[[NDArray[Any]], FloatArray], slots: int, p: Batch,
-                        q: Batch) -> Callable[[float, int], str] | None:
-    """The granularity region in words: which exponents e of y = m 2^e (m odd) it contains."""
-    if slots != 1 or p.values is None or q.values is None:
+def _granularity_region(bits: _CountTable, slots: int) -> Callable[[float, int], str] | None:
+    """The granularity region in words: which exponents e of y = m 2^e (m odd) it contains (of
+    those seen in the fit draws, the keys of the one-slot table)."""
+    if slots != 1:
         return None
-    seen = np.unique(lowest_bit_exponent(np.concatenate([p.values[:, 0], q.values[:, 0]])))
+    seen = bits.seen
     s = bits(seen)
 
     def describe(t: float, direction: int) -> str:

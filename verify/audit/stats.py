@@ -41,6 +41,15 @@ def cp_lower(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
     return np.asarray(np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0), dtype=np.float64)
 
 
+def order_statistics(sorted_x: FloatArray, levels: ArrayLike) -> FloatArray:
+    """Empirical quantiles of a sorted sample by the inverted empirical CDF (Hyndman and Fan's
+    definition 1, numpy's ``inverted_cdf``): at level p the ceil(n p)-th smallest value, the
+    smallest at p = 0."""
+    idx = np.ceil(sorted_x.size * np.asarray(levels, dtype=np.float64)) - 1.0
+    out: FloatArray = sorted_x[np.maximum(idx, 0.0).astype(np.intp)]
+    return out
+
+
 def eps_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike, delta: float) -> FloatArray:
     """Largest eps refuted by a test whose errors satisfy alpha <= alpha_upper, beta <= beta_upper.
 

@@ -1,0 +1,144 @@
+"""The audit's counting primitives agree with their definitions: scores are sorted once and counted
+by binary search, and that must not change what is counted (each count checked against a direct
+count over the draws)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verify.audit.features import Batch, Layout, missing_pattern, pooled_unique_count
+from verify.audit.regions import SortedScores, bin_counts, region_masses, thresholds
+from verify.audit.scores import fit_scores
+from verify.audit.stats import order_statistics
+
+small_floats = st.integers(-40, 40).map(lambda k: k / 4)  # many ties, as lattice outputs have
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=60),
+       st.lists(st.floats(0.0, 1.0), min_size=1, max_size=20))
+def test_order_statistics_are_numpys_inverted_cdf(x: list[float], levels: list[float]) -> None:
+    a = np.asarray(x)
+    expected = np.quantile(a, levels, method="inverted_cdf")
+    assert np.array_equal(order_statistics(np.sort(a), levels), expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(small_floats, min_size=1, max_size=80), st.lists(small_floats, min_size=1, max_size=80))
+def test_region_masses_count_every_threshold(p: list[float], q: list[float]) -> None:
+    sp, sq = np.asarray(p), np.asarray(q)
+    s = SortedScores.of(sp, sq)
+    thr = thresholds(s)
+    assert np.array_equal(thr, np.unique(np.concatenate([sp, sq])))  # few values: all of them
+    a0, r0, a1, r1 = region_masses(s, thr)
+    for j, t in enumerate(thr):
+        assert a0[j] == np.mean(sp > t) and r0[j] == np.mean(sq > t)
+        assert a1[j] == np.mean(sq < t) and r1[j] == np.mean(sp < t)
+
+
+def test_thresholds_of_many_values_are_pooled_quantiles() -> None:
+    rng = np.random.default_rng(3)
+    sp, sq = rng.standard_normal(5000), rng.standard_normal(3000) + 0.5
+    thr = thresholds(SortedScores.of(sp, sq), max_thresholds=50)
+    pooled = np.concatenate([sp, sq])
+    levels = np.concatenate([np.linspace(0.0, 1.0, 42)[1:-1],
+                             [1e-5, 1e-4, 1e-3, 3e-3, 1 - 3e-3, 1 - 1e-3, 1 - 1e-4, 1 - 1e-5]])
+    assert np.array_equal(thr, np.unique(np.quantile(pooled, levels, method="inverted_cdf")))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(small_floats, min_size=1, max_size=80), st.lists(small_floats, min_size=1, max_size=6))
+def test_bin_counts_put_a_score_on_an_edge_above_it(s: list[float], cuts: list[float]) -> None:
+    x, edges = np.asarray(s), np.unique(cuts)
+    counts = bin_counts(edges, np.sort(x))
+    bounds = np.concatenate([[-math.inf], edges, [math.inf]])
+    direct = [int(np.sum((x >= lo) & (x < hi))) for lo, hi in itertools.pairwise(bounds)]
+    assert counts.tolist() == direct
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=200), st.lists(st.integers(0, 30), max_size=200),
+       st.integers(0, 40))
+def test_pooled_unique_count_with_a_limit(a: list[int], b: list[int], limit: int) -> None:
+    pa = Batch(None, np.asarray(a, dtype=np.int64), None)
+    pb = Batch(None, np.asarray(b, dtype=np.int64), None)
+    u = len(set(a) | set(b))
+    assert pooled_unique_count(pa, pb) == u
+    assert pooled_unique_count(pa, pb, limit=limit) == (u if u <= limit else None)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 62), st.integers(1, 30), st.integers(0, 2**32 - 1))
+def test_missing_pattern_sets_bit_j_for_a_missing_coordinate_j(d: int, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((n, d))
+    v[rng.random((n, d)) < 0.4] = np.nan
+    expected = [sum(1 << j for j in range(d) if math.isnan(row[j])) for row in v]
+    assert missing_pattern(v).tolist() == expected
+
+
+def test_layout_canonicalises_zero_and_nan() -> None:
+    payload_nan = np.array([0x7FF8_0000_0000_0001], dtype=np.int64).view(np.float64)[0]
+    arr = np.array([[-0.0], [payload_nan], [1.5], [-np.nan]])
+    _, bp, _ = Layout.fit([arr], [arr.copy()], 4)
+    assert bp.values is not None
+    bits = bp.values.view(np.int64)[:, 0].tolist()
+    canonical = np.array([np.nan]).view(np.int64)[0]
+    assert bits == [0, canonical, np.array([1.5]).view(np.int64)[0], canonical]
+
+
+def _nth(row: np.ndarray, m: int) -> float:
+    present = [x for x in row if not math.isnan(x)]
+    return present[m] if m < len(present) else math.nan
+
+
+def _tail_by_definition(fit: np.ndarray, fit2: np.ndarray, row: np.ndarray, m: int, lower: bool) -> float:
+    """log((C_q + 1/2) / (C_p + 1/2)), C counting fit draws of the row's structure (NaN pattern) with
+    the m-th number at or below (lower) or at or above it; the structure's count without an m-th
+    number; 0 for a structure not seen in the fit draws."""
+    def cat(r: np.ndarray) -> tuple[bool, ...]:
+        return tuple(bool(math.isnan(x)) for x in r)
+
+    c, y = cat(row), _nth(row, m)
+    seen = {cat(r) for r in fit} | {cat(r) for r in fit2}
+    if c not in seen:
+        return 0.0
+
+    def count(draws: np.ndarray) -> int:
+        same = [r for r in draws if cat(r) == c]
+        if math.isnan(y):
+            return len(same)
+        vals = [_nth(r, m) for r in same]
+        return sum(1 for v in vals if not math.isnan(v) and (v <= y if lower else v >= y))
+
+    return math.log((count(fit2) + 0.5) / (count(fit) + 0.5))
+
+
+def _draws(rng: np.random.Generator, n: int, d: int, shift: float) -> np.ndarray:
+    v = np.round((rng.standard_normal((n, d)) + shift) * 4) / 4  # ties
+    if d > 1:
+        v[rng.random((n, d)) < 0.3] = np.nan  # structures: which coordinates are absent
+    return v
+
+
+def test_conditional_tail_scores_count_by_definition() -> None:
+    rng = np.random.default_rng(7)
+    for d in (1, 3):
+        fp, fq, ev = _draws(rng, 300, d, 0.0), _draws(rng, 300, d, 0.7), _draws(rng, 200, d, 0.3)
+        if d > 1:
+            ev[0] = np.nan  # a structure the fit draws may lack: all absent
+        layout, bp, bq = Layout.fit([fp], [fq], 300)
+        scores = fit_scores(bp, bq, privacy_loss=None, discrete=False, rng=np.random.default_rng(0))
+        tails = {sc.name: sc for sc in scores if "given the structure" in sc.name}
+        assert len(tails) == (2 if d == 1 else 4)
+        batch = layout.batch([ev], 200)
+        for name, sc in tails.items():
+            m = 0 if name.startswith("first") else 1
+            got = sc(batch)
+            want = [_tail_by_definition(fp, fq, row, m, "lower" in name) for row in ev]
+            assert np.allclose(got, want, rtol=0, atol=1e-12), name
