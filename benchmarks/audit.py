@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if "renyi" in sections:
         renyi_section(args.samples, args.seeds, args.confidence)
     if "search" in sections:  # hill climbing against the surrogate search (benchmarks/audit_search.py)
-        from audit_search import search_section
+        from benchmarks.audit_search import search_section
         wrong += search_section(args.samples, args.seeds, args.confidence)
     if sections & {"cases", "structured", "fp", "search"}:
         print(f"\nverdicts different from the known one: {wrong}")
