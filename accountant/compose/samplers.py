@@ -58,6 +58,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal, get_args
 
 import mpmath
@@ -159,9 +160,9 @@ def shuffle_max_pmfs(noise_multiplier: float, batches: int, released: int,
                      cells: int = LOWER_CELLS) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(edges, p, q): the masses of the largest released batch sum of one shuffled epoch under P
     (record present) and Q (absent) on the cells (-inf, e_0], (e_0, e_1], ..., (e_last, inf), in
-    mpmath, each rounded to the nearest double. The edges are multiples of h = 1/k (so the shifted
-    CDFs are read at edges too) covering the range where either law leaves out at most
-    ``LOWER_TAIL`` at each end."""
+    mpmath, each rounded to the nearest double. The edges are multiples of a width h (1/k when
+    at most 1, so the shifted CDFs are read at edges too) covering the range where either law
+    leaves out at most ``LOWER_TAIL`` at each end."""
     s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=1e4)
     k = check_count("batches", batches, high=10**9)
     m = check_count("released", released, high=k)
@@ -170,15 +171,22 @@ def shuffle_max_pmfs(noise_multiplier: float, batches: int, released: int,
         # below lo, Phi(x/sigma)^m <= LOWER_TAIL; above hi, m Phi_c((x - 2)/sigma) <= LOWER_TAIL
         lo = s * float(mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.power(LOWER_TAIL, 1.0 / m) - 1))
         hi = 2.0 + s * float(mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * mpmath.mpf(LOWER_TAIL) / m))
-        per_unit = max(1, math.ceil(n_cells / (hi - lo)))
-        j0, j1 = math.floor(lo * per_unit), math.ceil(hi * per_unit)
-        # Phi(x_j / sigma) on the grid extended by two units below, shared by both shifts
-        phi = {j: mpmath.ncdf(mpmath.mpf(j) / per_unit / s) for j in range(j0 - 2 * per_unit, j1 + 1)}
+        # the cell width h: 1/k when at most 1 (the shifted points x - 1, x - 2 are then edges too)
+        width = (hi - lo) / n_cells
+        h = Fraction(1, math.ceil(1.0 / width)) if width <= 1.0 else Fraction(math.ceil(width))
+        j0, j1 = math.floor(lo / h), math.ceil(hi / h)
+        memo: dict[Fraction, mpmath.mpf] = {}
+
+        def phi(u: Fraction) -> mpmath.mpf:
+            if u not in memo:
+                memo[u] = mpmath.ncdf(mpmath.mpf(u.numerator) / u.denominator / s)
+            return memo[u]
+
         w = mpmath.mpf(m) / k
 
         def cdf(j: int, shift: int) -> mpmath.mpf:
-            base = phi[j]
-            return w * phi[j - shift * per_unit] * base ** (m - 1) + (1 - w) * base ** m
+            base = phi(j * h)
+            return w * phi(j * h - shift) * base ** (m - 1) + (1 - w) * base ** m
 
         cuts = list(range(j0, j1 + 1))
         fp = [mpmath.mpf(0)] + [cdf(j, 2) for j in cuts] + [mpmath.mpf(1)]
@@ -192,7 +200,7 @@ def shuffle_max_pmfs(noise_multiplier: float, batches: int, released: int,
         fq = [fq[0], *(fq[i] for i in keep), fq[-1]]
         p = np.array([float(b - a) for a, b in itertools.pairwise(fp)])
         q = np.array([float(b - a) for a, b in itertools.pairwise(fq)])
-    edges = np.array([cuts[i - 1] for i in keep], dtype=np.float64) / per_unit
+    edges = np.array([float(cuts[i - 1] * h) for i in keep], dtype=np.float64)
     return edges, p, q
 
 
