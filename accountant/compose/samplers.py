@@ -55,6 +55,7 @@ the PLD whose bracket's lower end bounds the true epsilon from below, and the ad
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -204,6 +205,7 @@ def shuffle_max_pmfs(noise_multiplier: float, batches: int, released: int,
     return edges, p, q
 
 
+@functools.lru_cache(maxsize=64)
 def _epoch_pld(noise_multiplier: float, batches: int, released: int, tol: float) -> PLD:
     _, p, q = shuffle_max_pmfs(noise_multiplier, batches, released)
     # the pmfs sum to 1 within a few ulps; from_pmfs's check takes them as they are

@@ -39,6 +39,7 @@ within it; for ``"l2"`` ``accountant.calibrate`` on the composed zCDP-curve PLD.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -194,6 +195,28 @@ class DPSGD(Mechanism):
         norm = np.linalg.norm(g, axis=-1, keepdims=True)
         return np.asarray(g * np.minimum(1.0, c / np.maximum(norm, 1e-300)), dtype=np.float64)
 
+    def batches(self, rows: int, rng: np.random.Generator) -> Iterator[NDArray[np.int64]]:
+        """The row indices of each of the T batches drawn from ``rows`` records (module docstring):
+        Poisson by exact integer comparison; fixed-size and shuffled over the n declared slots,
+        the slots past ``rows`` empty."""
+        m = check_count("rows", rows, low=0, high=self.n if self.sampler != "poisson" else 10**12)
+        if self.sampler == "poisson":
+            q = _sampling_fraction(self.sampling_rate)
+            for _ in range(self.steps):
+                yield np.flatnonzero(rng.integers(0, q.denominator, size=m, dtype=np.int64) < q.numerator)
+            return
+        b = self.batch_size
+        k = self.n // b
+        order = np.arange(self.n, dtype=np.int64)
+        for t in range(self.steps):
+            if self.sampler == "fixed":
+                slots = rng.choice(self.n, size=b, replace=False)
+            else:
+                if t % k == 0:
+                    order = rng.permutation(self.n)
+                slots = order[(t % k) * b:(t % k + 1) * b]
+            yield np.asarray(slots[slots < m], dtype=np.int64)
+
     def run(self, x: FloatArray, y: FloatArray, rng: np.random.Generator) -> FloatArray:
         """theta_T on one dataset x (m, p), y (m,) (already validated)."""
         q = _sampling_fraction(self.sampling_rate)
@@ -201,23 +224,7 @@ class DPSGD(Mechanism):
         p = self.model.dim
         theta = np.zeros((1, p)) if self.theta0 is None else np.asarray(self.theta0, dtype=np.float64)[None]
         scale = self.learning_rate / (float(q) * self.n)
-        if self.sampler != "poisson" and x.shape[0] > self.n:
-            raise ValueError(f"sampler={self.sampler!r} draws from the n = {self.n} declared slots; the "
-                             f"data hold {x.shape[0]} rows")
-        b = self.batch_size if self.sampler != "poisson" else 0
-        k = self.n // b if self.sampler == "shuffle" else 1
-        order = np.arange(self.n)
-        for t in range(self.steps):
-            if self.sampler == "poisson":
-                keep = rng.integers(0, q.denominator, size=x.shape[0], dtype=np.int64) < q.numerator
-            else:
-                if self.sampler == "fixed":
-                    slots = rng.choice(self.n, size=b, replace=False)
-                else:
-                    if t % k == 0:
-                        order = rng.permutation(self.n)
-                    slots = order[(t % k) * b:(t % k + 1) * b]
-                keep = slots[slots < x.shape[0]]  # the empty slots hold no record
+        for keep in self.batches(x.shape[0], rng):
             xb, yb = x[keep][None], y[keep][None]
             clipped = self._clip(self.model.per_example_gradients(theta, xb, yb)[0])
             # "coordinate": the scalar mechanism's lattice and independent noise on each coordinate,
