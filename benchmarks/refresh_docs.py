@@ -54,6 +54,7 @@ PAGES = {
     "estimators": "estimators",
     "inference": "inference",
     "bcdp": "bcdp",
+    "shuffle": "samplers",
 }
 
 #: Distribution name of each library a benchmark may import (module name -> distribution).

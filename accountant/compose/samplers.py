@@ -91,6 +91,9 @@ Sampler = Literal["poisson", "fixed", "shuffle"]
 #: The batch samplers, by name.
 SAMPLERS: tuple[Sampler, ...] = get_args(Sampler)
 
+#: The least PLD accuracy of the lower bounds: a certified lower end at any accuracy, and a coarser
+#: grid spares the bracket's refinement most of its time at small rates.
+LOWER_TOL = 1e-3
 #: mpmath digits of the shuffle lower bound's cell masses.
 LOWER_DPS = 50
 #: Relative error of each cell mass once rounded to a double (mpmath's error is far below).
@@ -278,16 +281,18 @@ class SamplerBounds:
 
 def sampler_bounds(sampler: Sampler, sampling_rate: float, noise_multiplier: float, steps: int,
                    tol: float = DEFAULT_TOL, poisson: PLD | None = None) -> SamplerBounds:
-    """The bounds of a non-Poisson sampler (module docstring); for ``"poisson"`` pass its PLD
-    (``dpsgd_pld``) as ``poisson``: the tight pair is both ends."""
+    """The bounds of a non-Poisson sampler (module docstring), the lower PLD at accuracy
+    max(tol, ``LOWER_TOL``); for ``"poisson"`` pass its PLD (``dpsgd_pld``) as ``poisson``: the
+    tight pair is both ends."""
     name = check_sampler(sampler)
+    low_tol = max(tol, LOWER_TOL)
     if name == "poisson":
         if poisson is None:
             raise TypeError("sampler_bounds('poisson', ...) needs the Poisson PLD (dpsgd_pld)")
         return SamplerBounds(name, "add_remove", poisson, poisson)
     if name == "fixed":
         return SamplerBounds(name, "replace", fixed_upper_pld(sampling_rate, noise_multiplier, steps, tol),
-                             fixed_lower_pld(sampling_rate, noise_multiplier, steps, tol))
+                             fixed_lower_pld(sampling_rate, noise_multiplier, steps, low_tol))
     return SamplerBounds(name, "add_remove", shuffle_gdp(sampling_rate, noise_multiplier, steps),
-                         shuffle_lower_pld(sampling_rate, noise_multiplier, steps, tol),
+                         shuffle_lower_pld(sampling_rate, noise_multiplier, steps, low_tol),
                          _rounding_margin(sampling_rate, steps))
