@@ -69,7 +69,7 @@ from accountant.core.types import Adjacency, FloatArray
 from accountant.core.validation import check_count, check_real
 from accountant.notions.guarantees import GDP, Guarantee
 from accountant.pld.distribution import PLD
-from accountant.pld.settings import DEFAULT_TOL
+from accountant.pld.settings import DEFAULT_TOL, check_tol
 from accountant.pld.subsampling import subsample, subsampled_gaussian
 
 __all__ = [
@@ -151,11 +151,12 @@ def shuffle_max_cdf(x: float, noise_multiplier: float, batches: int, released: i
     """F(x) = w Phi((x - shift)/sigma) Phi(x/sigma)^(m-1) + (1 - w) Phi(x/sigma)^m, w = m/K: the
     CDF of the largest of m released batch sums of one shuffled epoch (module docstring), the
     differing record's batch shifted by ``shift`` (2: present, 1: absent)."""
+    xm = mpmath.mpf(check_real("x", x))
     s = mpmath.mpf(check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=1e4))
     k = check_count("batches", batches, high=10**9)
     m = check_count("released", released, high=k)
+    check_count("shift", shift, low=1, high=2)
     w = mpmath.mpf(m) / k
-    xm = mpmath.mpf(x)
     base = mpmath.ncdf(xm / s)
     return w * mpmath.ncdf((xm - shift) / s) * base ** (m - 1) + (1 - w) * base ** m
 
@@ -209,23 +210,26 @@ def shuffle_max_pmfs(noise_multiplier: float, batches: int, released: int,
 
 
 @functools.lru_cache(maxsize=64)
-def _epoch_pld(noise_multiplier: float, batches: int, released: int, tol: float) -> PLD:
-    _, p, q = shuffle_max_pmfs(noise_multiplier, batches, released)
+def _epoch_pld(noise_multiplier: float, batches: int, released: int, tol: float, cells: int) -> PLD:
+    _, p, q = shuffle_max_pmfs(noise_multiplier, batches, released, cells)
     # the pmfs sum to 1 within a few ulps; from_pmfs's check takes them as they are
     return PLD.from_pmfs(p, q, tol=tol)
 
 
 def shuffle_lower_pld(sampling_rate: float, noise_multiplier: float, steps: int,
-                      tol: float = DEFAULT_TOL) -> PLD:
-    """The PLD of the binned largest batch sum over the run's epochs (module docstring): full
-    epochs composed, and the partial last one if any. Read it with ``shuffle_epsilon_lower``."""
+                      tol: float = DEFAULT_TOL, cells: int = LOWER_CELLS) -> PLD:
+    """The PLD of the largest batch sum binned into ``cells`` cells over the run's epochs (module
+    docstring): full epochs composed, and the partial last one if any. The lower end of its
+    bracket, read as ``SamplerBounds.epsilon_lower`` does, bounds the true epsilon from below."""
     k, full, rest = _shuffle_epochs(sampling_rate, steps)
     s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=1e4)
+    t = check_tol(tol)
+    c = check_count("cells", cells, low=10, high=10**6)
     parts = []
     if full:
-        parts.append(_epoch_pld(s, k, k, tol).self_compose(full))
+        parts.append(_epoch_pld(s, k, k, t, c).self_compose(full))
     if rest:
-        parts.append(_epoch_pld(s, k, rest, tol))
+        parts.append(_epoch_pld(s, k, rest, t, c))
     return parts[0].compose(*parts[1:]) if len(parts) > 1 else parts[0]
 
 
@@ -244,7 +248,8 @@ def fixed_upper_pld(sampling_rate: float, noise_multiplier: float, steps: int,
     s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=1e4)
     q = check_real("sampling_rate", sampling_rate, low=0.0, high=1.0, low_open=True)
     mu = math.nextafter(2.0 / s, math.inf)
-    return subsample(GDP(mu), q, "without_replacement", tol=tol).self_compose(check_count("steps", steps))
+    t = check_count("steps", steps)
+    return subsample(GDP(mu), q, "without_replacement", tol=check_tol(tol)).self_compose(t)
 
 
 def fixed_lower_pld(sampling_rate: float, noise_multiplier: float, steps: int,
@@ -254,7 +259,8 @@ def fixed_lower_pld(sampling_rate: float, noise_multiplier: float, steps: int,
     (replace-one; module docstring)."""
     s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=1e4)
     q = check_real("sampling_rate", sampling_rate, low=0.0, high=1.0, low_open=True)
-    return subsampled_gaussian(s, q, tol=tol, adjacency="replace").self_compose(check_count("steps", steps))
+    t = check_count("steps", steps)
+    return subsampled_gaussian(s, q, tol=check_tol(tol), adjacency="replace").self_compose(t)
 
 
 @dataclass(frozen=True)
@@ -285,7 +291,7 @@ def sampler_bounds(sampler: Sampler, sampling_rate: float, noise_multiplier: flo
     max(tol, ``LOWER_TOL``); for ``"poisson"`` pass its PLD (``dpsgd_pld``) as ``poisson``: the
     tight pair is both ends."""
     name = check_sampler(sampler)
-    low_tol = max(tol, LOWER_TOL)
+    low_tol = max(check_tol(tol), LOWER_TOL)
     if name == "poisson":
         if poisson is None:
             raise TypeError("sampler_bounds('poisson', ...) needs the Poisson PLD (dpsgd_pld)")
