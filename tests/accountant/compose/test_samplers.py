@@ -185,3 +185,26 @@ def test_bad_sampler_inputs_are_named() -> None:
     assert batches_per_epoch(100 / 10_000) == 100
     with pytest.raises(ValueError, match="noise_multiplier"):
         shuffle_gdp(0.5, -1.0, 3)
+
+
+def test_opacus_style_accountant_with_a_sampler() -> None:
+    from accountant import OpacusAccountant
+
+    acct = OpacusAccountant(sampler="shuffle")
+    for _ in range(30):
+        acct.step(noise_multiplier=1.0, sample_rate=0.1)
+    one = dpsgd_epsilon(0.1, 1.0, 30, 1e-5, sampler="shuffle")
+    assert acct.get_epsilon(1e-5) == pytest.approx(one.epsilon_upper, rel=1e-12)
+    assert acct.get_epsilon_bracket(1e-5) == pytest.approx((one.epsilon_lower, one.epsilon_upper), rel=1e-12)
+    acct.step(noise_multiplier=2.0, sample_rate=0.1)  # a second segment: one more (partial) epoch
+    assert acct.get_epsilon(1e-5) == pytest.approx(GDP(math.sqrt(3 + 0.25)).epsilon(1e-5), rel=1e-9)
+    state = acct.state_dict()
+    assert state["sampler"] == "shuffle"
+    with pytest.raises(ValueError, match="sampler 'shuffle' cannot be loaded"):
+        OpacusAccountant().load_state_dict(state)
+    with pytest.raises(ValueError, match="1/sampling_rate must be a whole number"):
+        acct.step(noise_multiplier=1.0, sample_rate=0.3)
+    with pytest.raises(ValueError, match="poisson must be False or None"):
+        acct.get_epsilon(1e-5, poisson=True)
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        OpacusAccountant(sampler="uniform")  # type: ignore[arg-type]
