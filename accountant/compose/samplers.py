@@ -16,8 +16,9 @@ the clipping norm C), gradients in clip units (sensitivity 1 under add/remove):
   other) and every other record's 0 outputs, at each step independently, N(+-1, sigma^2) with
   probability q and N(0, sigma^2) otherwise: the mixture pair ((1-q)N(0) + qN(-1), (1-q)N(0) +
   qN(1)) of ``subsampled_gaussian(..., adjacency="replace")``, composed; the lower end of its PLD
-  bracket is a lower bound on the true epsilon. The two ends are not the same pair, so the gap
-  between them is the price of the proven theorem (about a factor 2 at small q).
+  bracket is a lower bound on the true epsilon. The two ends are not the same pair: the gap
+  between them is the price of the proven theorem (a factor 2 to 10 in the measured settings,
+  the largest at small sigma).
 - ``"shuffle"``: each epoch draws a uniform permutation of the records and cuts it into K = 1/q
   consecutive batches of b (K must be whole: b divides n); a run of T steps is ceil(T/K) epochs,
   the last one possibly partial. Under add/remove, a dataset without record x has the batches of
@@ -49,8 +50,9 @@ the clipping norm C), gradients in clip units (sensitivity 1 under add/remove):
   of the exact one, so this is a lower bound on the epsilon of the exact binned pair, hence on
   the true epsilon.
 
-``sampler_bounds`` returns, for a sampler, the guarantee whose epsilon is the sound upper bound,
-the PLD whose bracket's lower end bounds the true epsilon from below, and the adjacency.
+``sampler_bounds`` returns, for ``"fixed"`` or ``"shuffle"``, the guarantee whose epsilon is the
+sound upper bound, the PLD whose bracket's lower end bounds the true epsilon from below, and the
+adjacency; Poisson sampling is ``dpsgd_pld``'s (both ends of one bracket).
 """
 
 from __future__ import annotations
@@ -286,16 +288,15 @@ class SamplerBounds:
 
 
 def sampler_bounds(sampler: Sampler, sampling_rate: float, noise_multiplier: float, steps: int,
-                   tol: float = DEFAULT_TOL, poisson: PLD | None = None) -> SamplerBounds:
-    """The bounds of a non-Poisson sampler (module docstring), the lower PLD at accuracy
-    max(tol, ``LOWER_TOL``); for ``"poisson"`` pass its PLD (``dpsgd_pld``) as ``poisson``: the
-    tight pair is both ends."""
+                   tol: float = DEFAULT_TOL) -> SamplerBounds:
+    """The bounds of the ``"fixed"`` or ``"shuffle"`` sampler (module docstring), the lower PLD at
+    accuracy max(tol, ``LOWER_TOL``). Poisson sampling is refused: its tight pair is
+    ``dpsgd_pld``, whose bracket gives both ends."""
     name = check_sampler(sampler)
     low_tol = max(check_tol(tol), LOWER_TOL)
     if name == "poisson":
-        if poisson is None:
-            raise TypeError("sampler_bounds('poisson', ...) needs the Poisson PLD (dpsgd_pld)")
-        return SamplerBounds(name, "add_remove", poisson, poisson)
+        raise ValueError("sampler_bounds describes sampler='fixed' or 'shuffle'; for 'poisson' the "
+                         "tight pair is dpsgd_pld (its epsilon_bracket gives both ends)")
     if name == "fixed":
         return SamplerBounds(name, "replace", fixed_upper_pld(sampling_rate, noise_multiplier, steps, tol),
                              fixed_lower_pld(sampling_rate, noise_multiplier, steps, low_tol))
