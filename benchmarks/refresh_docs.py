@@ -55,6 +55,7 @@ PAGES = {
     "inference": "inference",
     "bcdp": "bcdp",
     "one_run": "one_run",
+    "shuffle": "samplers",
 }
 
 #: Distribution name of each library a benchmark may import (module name -> distribution).

@@ -9,6 +9,14 @@ The run is given as Opacus users write it too: ``batch_size`` and ``dataset_size
 q = batch_size / dataset_size, the expected batch) for the sampling rate, ``epochs`` (of 1/q steps
 each, rounded up) for the steps; a combination that disagrees is refused.
 
+``sampler`` names how the batches are drawn (``accountant.compose.samplers``): ``"poisson"`` (the
+default, the bracket above), ``"fixed"`` (b = q n records without replacement each step, under
+replace-one adjacency) or ``"shuffle"`` (a permutation per epoch cut into 1/q batches). For each,
+``epsilon_upper`` is a sound upper bound on the true epsilon of that sampler and ``epsilon_lower`` a
+certified lower bound on it: for Poisson the two ends of the tight pair's bracket; for fixed-size
+batches the proven amplification theorem above and the attained mixture pair below; for shuffling
+the no-amplification bound above and the adaptive-batch-linear-query construction below.
+
 ``dpsgd_noise_multiplier``, ``dpsgd_sampling_rate`` and ``dpsgd_steps`` solve for one parameter
 given a target (eps, delta). A secant search on a coarse (still sound) PLD estimates the boundary
 in a few evaluations; ``accountant.calibrate`` then certifies a bracket of relative width ``rtol``
@@ -25,15 +33,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from accountant.compose.calibration import calibrate, calibrate_count
+from accountant.compose.samplers import Sampler, check_sampler, sampler_bounds
 from accountant.compose.subsampled_rdp import (
     check_dpsgd_parameters,
     check_sampling_rate,
     subsampled_gaussian_rdp,
 )
+from accountant.core.types import Adjacency
 from accountant.core.validation import check_count, check_real
 from accountant.notions.guarantees import GDP, ApproxDP, Guarantee
 from accountant.notions.ordering import implies
-from accountant.pld.distribution import PLD
+from accountant.pld.distribution import PLD, pld_from_guarantee
 from accountant.pld.settings import DEFAULT_TOL
 from accountant.pld.subsampling import subsampled_gaussian
 
@@ -42,10 +52,15 @@ from accountant.pld.subsampling import subsampled_gaussian
 class DPSGDAccount:
     """Budget of a DP-SGD run at one delta.
 
-    ``epsilon_lower <= exact epsilon <= epsilon_upper`` (PLD bracket; ``epsilon_upper`` is the
-    figure to report). ``clt_mu``/``clt_epsilon`` are the CLT approximation: not bounds.
-    ``rdp_epsilon`` is the (looser) RDP upper bound. Those three are None when not asked for
-    (``also``). ``epsilon(delta)`` answers any other delta from the same composed PLD (``pld``).
+    ``epsilon_lower <= exact epsilon <= epsilon_upper`` for the batch ``sampler`` under
+    ``adjacency`` (``epsilon_upper`` is the figure to report): for ``"poisson"`` the PLD bracket
+    of the tight pair; for ``"fixed"`` (replace-one) the amplification theorem's bound and the
+    attained mixture pair's lower end; for ``"shuffle"`` the no-amplification bound and the
+    lower end of the batch-linear-query construction (``accountant.compose.samplers``).
+    ``clt_mu``/``clt_epsilon`` are the CLT approximation: not bounds. ``rdp_epsilon`` is the
+    (looser) RDP upper bound. Those three describe Poisson sampling: None when not asked for
+    (``also``) or for another sampler. ``epsilon(delta)`` answers any other delta from the same
+    upper bound (``pld``, the composed PLD of the upper bound).
     """
 
     sampling_rate: float
@@ -58,6 +73,8 @@ class DPSGDAccount:
     clt_epsilon: float | None
     rdp_epsilon: float | None
     pld: PLD = field(repr=False, compare=False)
+    sampler: Sampler = "poisson"
+    adjacency: Adjacency = "add_remove"
 
     def epsilon(self, delta: float | None = None) -> float:
         """The sound upper bound on epsilon at ``delta`` (default: the account's delta)."""
@@ -80,15 +97,22 @@ COMPARISONS = ("clt", "rdp")
 def dpsgd_epsilon(sampling_rate: float | None = None, noise_multiplier: float | None = None,
                   steps: int | None = None, delta: float | None = None, tol: float = DEFAULT_TOL, *,
                   epochs: float | None = None, batch_size: int | None = None,
-                  dataset_size: int | None = None, also: Collection[str] = COMPARISONS) -> DPSGDAccount:
-    """Epsilon of DP-SGD with Poisson sampling rate q, noise multiplier sigma, T steps, at delta
+                  dataset_size: int | None = None, also: Collection[str] = COMPARISONS,
+                  sampler: Sampler = "poisson") -> DPSGDAccount:
+    """Epsilon of DP-SGD with sampling rate q, noise multiplier sigma, T steps, at delta
     (add/remove adjacency, sensitivity = clipping norm): the PLD bracket, and the figures of
     ``also`` for comparison (``"clt"``: the CLT estimate, ``"rdp"``: the RDP bound; ``also=()``
     skips them, which is most of the time of a long run).
 
+    ``sampler`` (module docstring) is how the batches are drawn: ``"poisson"`` (default),
+    ``"fixed"`` (replace-one adjacency) or ``"shuffle"`` (1/q must be whole); for the last two
+    the account's ``epsilon_upper`` and ``epsilon_lower`` bound that sampler's true epsilon
+    (``accountant.compose.samplers``) and ``also`` is not computed (it describes Poisson).
+
     The rate may be given as ``batch_size`` and ``dataset_size`` and the steps as ``epochs``
     (module docstring), e.g. ``dpsgd_epsilon(noise_multiplier=1.1, batch_size=256,
     dataset_size=60_000, epochs=10, delta=1e-5)``."""
+    name = check_sampler(sampler)
     q, t = dpsgd_schedule(sampling_rate, steps, epochs=epochs, batch_size=batch_size,
                           dataset_size=dataset_size)
     if noise_multiplier is None:
@@ -98,6 +122,11 @@ def dpsgd_epsilon(sampling_rate: float | None = None, noise_multiplier: float | 
     q, s, t = check_dpsgd_parameters(q, noise_multiplier, t)
     d = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     extra = _comparisons(also)
+    if name != "poisson":
+        bounds = sampler_bounds(name, q, s, t, tol)
+        upper = bounds.epsilon_upper(d)
+        return DPSGDAccount(q, s, t, d, bounds.epsilon_lower(d), upper, None, None, None,
+                            pld_from_guarantee(bounds.upper, tol), name, bounds.adjacency)
     pld = dpsgd_pld(q, s, t, tol)
     lower, upper = pld.epsilon_bracket(d)
     mu = clt_eps = rdp_eps = None

@@ -2,7 +2,8 @@
 
 ``OpacusAccountant`` plugs into a training loop the way Opacus' accountants do (``step``,
 ``get_epsilon``, ``history``, ``state_dict``), but answers with the sound PLD bound of
-[@zhu2022optimal] (and a bracket on request) instead of an RDP or PRV estimate. No import of
+[@zhu2022optimal] (and a bracket on request) instead of an RDP or PRV estimate; its ``sampler``
+(``accountant.compose.samplers``) says how the loop draws its batches. No import of
 torch or Opacus is needed; with Opacus installed, assign it to ``PrivacyEngine.accountant``.
 
 ``from_dp_event`` translates a dp_accounting event tree into a dpcert guarantee by the events'
@@ -20,6 +21,14 @@ from fractions import Fraction
 from typing import Any
 
 from accountant.compose.composition import compose
+from accountant.compose.samplers import (
+    Sampler,
+    batches_per_epoch,
+    check_sampler,
+    fixed_upper_pld,
+    sampler_bounds,
+    shuffle_gdp,
+)
 from accountant.compose.subsampled_rdp import subsampled_gaussian_rdp
 from accountant.core.rounding import LIBM_ULP, div_down, div_up
 from accountant.core.validation import check_count, check_real, check_reals
@@ -47,11 +56,19 @@ class OpacusAccountant:
     ([(1.0, 0.01, 1000)], 1000)
     >>> round(acct.get_epsilon(1e-5), 3)
     1.828
+
+    ``OpacusAccountant(sampler="shuffle")`` (or ``"fixed"``) accounts a loop that shuffles each
+    epoch (or draws fixed-size batches, replace-one adjacency): ``get_epsilon`` is that sampler's
+    sound upper bound, each segment of the history composed (a shuffled segment counts its
+    partial last epoch as a full one), and ``get_epsilon_bracket``'s lower end the sampler's
+    certified lower bound for the first segment (a sub-run from step 0, whose epsilon the whole
+    run's is at least).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sampler: Sampler = "poisson") -> None:
+        self.sampler: Sampler = check_sampler(sampler)
         self.history: list[tuple[float, float, int]] = []
-        self._cache: tuple[tuple[tuple[tuple[float, float, int], ...], float], PLD] | None = None
+        self._cache: tuple[tuple[tuple[tuple[float, float, int], ...], float], Guarantee] | None = None
 
     @classmethod
     def mechanism(cls) -> str:
@@ -61,6 +78,8 @@ class OpacusAccountant:
         """Record one optimisation step (Poisson rate ``sample_rate``, noise ``noise_multiplier``)."""
         s = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True, high=1e4)
         q = check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+        if self.sampler == "shuffle":
+            batches_per_epoch(q)
         if self.history and self.history[-1][:2] == (s, q):
             self.history[-1] = (s, q, self.history[-1][2] + 1)
         else:
@@ -69,29 +88,39 @@ class OpacusAccountant:
     def __len__(self) -> int:
         return sum(t for _, _, t in self.history)
 
-    def guarantee(self, tol: float | None = None, poisson: bool = True) -> Guarantee:
+    def guarantee(self, tol: float | None = None, poisson: bool | None = None) -> Guarantee:
         """The composed guarantee of the steps so far (a PLD of accuracy ``tol``, default
-        ``DEFAULT_TOL``; 0-DP before the first step)."""
-        if poisson is not True:
-            raise ValueError("poisson must be True: this accountant composes Poisson-subsampled "
-                             "steps (for fixed-size batches compose accountant.subsample(..., "
-                             "scheme='without_replacement') yourself)")
+        ``DEFAULT_TOL``, or a GDP for shuffled batches; 0-DP before the first step). ``poisson``
+        (None: the accountant's sampler) must agree with ``sampler``."""
+        if poisson is not None and poisson is not (self.sampler == "poisson"):
+            if self.sampler == "poisson":
+                raise ValueError("poisson must be True: this accountant composes Poisson-subsampled "
+                                 "steps (for fixed-size or shuffled batches, "
+                                 "OpacusAccountant(sampler='fixed' or 'shuffle'))")
+            raise ValueError(f"poisson must be False or None: this accountant's sampler is "
+                             f"{self.sampler!r}")
         tol = DEFAULT_TOL if tol is None else check_tol(tol)
         if not self.history:
             return PureDP(0.0)
         key = (tuple(self.history), tol)
         if self._cache is None or self._cache[0] != key:
-            parts = [subsampled_gaussian(s, q, tol=tol).self_compose(t) for s, q, t in key[0]]
-            self._cache = (key, parts[0].compose(*parts[1:]) if len(parts) > 1 else parts[0])
+            if self.sampler == "shuffle":
+                self._cache = (key, compose([shuffle_gdp(q, s, t) for s, q, t in key[0]]))
+            else:
+                parts = [(subsampled_gaussian(s, q, tol=tol).self_compose(t) if self.sampler == "poisson"
+                          else fixed_upper_pld(q, s, t, tol)) for s, q, t in key[0]]
+                self._cache = (key, parts[0].compose(*parts[1:]) if len(parts) > 1 else parts[0])
         return self._cache[1]
 
-    def get_epsilon(self, delta: float, *, eps_error: float | None = None, poisson: bool = True) -> float:
+    def get_epsilon(self, delta: float, *, eps_error: float | None = None,
+                    poisson: bool | None = None) -> float:
         """Sound upper bound on the epsilon spent so far at ``delta``.
 
         The keywords of Opacus' accountants that mean something here are taken: ``eps_error`` (its
         PRV accountant's accuracy) is the PLD's ``tol``, the target width of the bracket (the
-        bound is sound at any); ``poisson`` (its GDP accountant's) must be True, as the steps
-        are Poisson-subsampled. Any other keyword is refused (TypeError), not ignored."""
+        bound is sound at any); ``poisson`` (its GDP accountant's) must agree with the
+        accountant's ``sampler`` (None: it does). Any other keyword is refused (TypeError), not
+        ignored."""
         return self.guarantee(eps_error, poisson).epsilon(delta)
 
     def get_privacy_spent(self, delta: float, alphas: Sequence[float] | None = None) -> tuple[float, float]:
@@ -115,9 +144,14 @@ class OpacusAccountant:
         return eps, float(orders[min(range(len(orders)), key=converted.__getitem__)])
 
     def get_epsilon_bracket(self, delta: float) -> tuple[float, float]:
-        """(lower, upper) bounds on the exact epsilon spent so far."""
+        """(lower, upper) bounds on the exact epsilon spent so far (class docstring)."""
         g = self.guarantee()
-        return g.epsilon_bracket(delta) if isinstance(g, PLD) else (0.0, 0.0)
+        if not self.history:
+            return (0.0, 0.0)
+        if self.sampler == "poisson" and isinstance(g, PLD):
+            return g.epsilon_bracket(delta)
+        s, q, t = self.history[0]
+        return sampler_bounds(self.sampler, q, s, t).epsilon_lower(delta), g.epsilon(delta)
 
     def get_optimizer_hook_fn(self, sample_rate: float) -> Callable[[Any], None]:
         """A hook for Opacus' ``DPOptimizer.attach_step_hook``: one step per optimiser step."""
@@ -130,6 +164,8 @@ class OpacusAccountant:
         out: MutableMapping[str, Any] = OrderedDict() if destination is None else destination
         out["history"] = list(self.history)
         out["mechanism"] = self.mechanism()
+        if self.sampler != "poisson":  # a Poisson accountant's dict is Opacus' own shape
+            out["sampler"] = self.sampler
         return out
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -143,6 +179,9 @@ class OpacusAccountant:
         if state_dict["mechanism"] != self.mechanism():
             raise ValueError(f"state_dict of mechanism {state_dict['mechanism']!r} cannot be loaded "
                              f"into an accountant of mechanism {self.mechanism()!r}")
+        if state_dict.get("sampler", "poisson") != self.sampler:
+            raise ValueError(f"state_dict of sampler {state_dict.get('sampler', 'poisson')!r} cannot "
+                             f"be loaded into an accountant of sampler {self.sampler!r}")
         history = []
         for i, item in enumerate(state_dict["history"]):
             try:

@@ -1,12 +1,19 @@
 """DP-SGD as an estimator for GLMs, in numpy [@abadi2016deep; @avellamedina2025differentially,
 "Private Stochastic Gradient Descent Algorithm", "A remark on clipping"].
 
-Each of T steps draws a Poisson subsample (every record independently with probability q, by an
-exact comparison of a uniform integer with q's exact binary fraction), clips the per-example
-gradients Psi(z_i, theta_t) of the model, releases their sum with Gaussian noise sigma C on the
-catalogue's lattice, the sum computed exactly on a finer grid (``_release.exact_sum_release``: its
-sensitivity does not grow with the batch through floating-point error) and takes theta_{t+1} =
-theta_t - lr * release / (q n), n the declared (public) dataset size. The fixed point solves
+Each of T steps draws a batch by its ``sampler`` (``accountant.SAMPLERS``): ``"poisson"`` (default;
+every record independently with probability q, by an exact comparison of a uniform integer with
+q's exact binary fraction), ``"fixed"`` (b = q n of the n declared slots drawn uniformly without
+replacement, ``Generator.choice``) or ``"shuffle"`` (each epoch a uniform permutation of the n slots,
+``Generator.permutation``, cut into n/b batches of b); the data fill the first slots, so a dataset
+with a record fewer has the batches of the full one with that record taken out, the law the
+accountant's add/remove bounds describe. The guarantee is the sampler's sound upper bound
+(``accountant.compose.samplers``; fixed-size batches under replace-one adjacency). Each step clips
+the per-example gradients Psi(z_i, theta_t) of the model, releases their sum with Gaussian noise
+sigma C on the catalogue's lattice, the sum computed exactly on a finer grid
+(``_release.exact_sum_release``: its sensitivity does not grow with the batch through
+floating-point error) and takes theta_{t+1} = theta_t - lr * release / (q n), n the declared
+(public) dataset size. The fixed point solves
 (1/n) sum_i clip(Psi(z_i, theta)) = 0: the clipped-likelihood M-estimator of the slides.
 
 Clipping, and what is declared (add/remove adjacency, the sum moves by at most the clip norm):
@@ -32,6 +39,7 @@ within it; for ``"l2"`` ``accountant.calibrate`` on the composed zCDP-curve PLD.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -43,9 +51,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from accountant import (
     GDP,
+    ZCDP,
     ApproxDP,
     Guarantee,
+    Sampler,
+    batches_per_epoch,
     calibrate,
+    check_sampler,
     compose,
     dpsgd_noise_multiplier,
     implies,
@@ -89,6 +101,7 @@ class DPSGD(Mechanism):
     clip: float | None = None
     clipping: Clipping = "coordinate"
     theta0: tuple[float, ...] | None = None
+    sampler: Sampler = "poisson"
     _cache: dict[str, Guarantee] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -103,12 +116,26 @@ class DPSGD(Mechanism):
             check_real("clip", self.clip, low=0.0, high=1e12, low_open=True)
         if self.clipping not in ("coordinate", "l2"):
             raise ValueError(f"clipping must be 'coordinate' or 'l2', got {self.clipping!r}")
+        if check_sampler(self.sampler) != "poisson":
+            self.batch_size  # noqa: B018  (validates that q n is a whole batch)
+            if self.sampler == "shuffle":
+                batches_per_epoch(self.sampling_rate)
         object.__setattr__(self, "theta0", self.model.start(self.theta0))
 
     @property
     def clip_norm(self) -> float:
         """C: the L2 bound of every clipped gradient (the sum's sensitivity)."""
         return self.model.grad_bound if self.clip is None else float(self.clip)
+
+    @property
+    def batch_size(self) -> int:
+        """b = q n, the batch of the fixed and shuffle samplers (ValueError unless whole, to 1e-9)."""
+        b = round(self.sampling_rate * self.n)
+        if b < 1 or abs(b - self.sampling_rate * self.n) > 1e-9 * self.sampling_rate * self.n:
+            raise ValueError(f"sampler={self.sampler!r} draws batches of sampling_rate * n records, so "
+                             f"sampling_rate * n must be a whole number >= 1, got {self.sampling_rate!r} "
+                             f"* {self.n} = {self.sampling_rate * self.n!r}")
+        return b
 
     @property
     def sensitivity(self) -> Any:
@@ -130,11 +157,30 @@ class DPSGD(Mechanism):
         return compose([g] * self.model.dim) if self.clipping == "coordinate" else g
 
     def guarantee(self) -> Guarantee:
-        """T Poisson-subsampled steps composed by the PLD accountant (a sound upper bound)."""
+        """The sampler's sound upper bound: T Poisson-subsampled steps composed by the PLD
+        accountant; T steps each subsampled without replacement at rate b/n (replace-one: a
+        replaced record moves the clipped sum by up to 2C, so the noisy sum's GDP(mu) is
+        GDP(2 mu) and its zCDP(rho) is zCDP(4 rho) [@dong2022gaussian, Thm 2.14]); or, shuffled,
+        the step guarantee composed once per epoch (ceil(T / K) epochs of K = n/b batches: each
+        record is in one batch of each)."""
         if "g" not in self._cache:
-            step = subsample(self.step_guarantee(), self.sampling_rate, "poisson")
-            self._cache["g"] = compose([step] * self.steps)
+            step = self.step_guarantee()
+            if self.sampler == "poisson":
+                one = subsample(step, self.sampling_rate, "poisson")
+                self._cache["g"] = compose([one] * self.steps)
+            elif self.sampler == "fixed":
+                one = subsample(_doubled(step), self._fixed_rate, "without_replacement")
+                self._cache["g"] = compose([one] * self.steps)
+            else:
+                k = batches_per_epoch(self.sampling_rate)
+                self._cache["g"] = compose([step] * -(-self.steps // k))
         return self._cache["g"]
+
+    @property
+    def _fixed_rate(self) -> float:
+        """b/n rounded up to a double (the bound grows with the rate)."""
+        rate = self.batch_size / self.n
+        return rate if Fraction(rate) >= Fraction(self.batch_size, self.n) else math.nextafter(rate, 2.0)
 
     @property
     def output(self) -> OutputSpec:
@@ -149,6 +195,28 @@ class DPSGD(Mechanism):
         norm = np.linalg.norm(g, axis=-1, keepdims=True)
         return np.asarray(g * np.minimum(1.0, c / np.maximum(norm, 1e-300)), dtype=np.float64)
 
+    def batches(self, rows: int, rng: np.random.Generator) -> Iterator[NDArray[np.int64]]:
+        """The row indices of each of the T batches drawn from ``rows`` records (module docstring):
+        Poisson by exact integer comparison; fixed-size and shuffled over the n declared slots,
+        the slots past ``rows`` empty."""
+        m = check_count("rows", rows, low=0, high=self.n if self.sampler != "poisson" else 10**12)
+        if self.sampler == "poisson":
+            q = _sampling_fraction(self.sampling_rate)
+            for _ in range(self.steps):
+                yield np.flatnonzero(rng.integers(0, q.denominator, size=m, dtype=np.int64) < q.numerator)
+            return
+        b = self.batch_size
+        k = self.n // b
+        order = np.arange(self.n, dtype=np.int64)
+        for t in range(self.steps):
+            if self.sampler == "fixed":
+                slots = rng.choice(self.n, size=b, replace=False)
+            else:
+                if t % k == 0:
+                    order = rng.permutation(self.n)
+                slots = order[(t % k) * b:(t % k + 1) * b]
+            yield np.asarray(slots[slots < m], dtype=np.int64)
+
     def run(self, x: FloatArray, y: FloatArray, rng: np.random.Generator) -> FloatArray:
         """theta_T on one dataset x (m, p), y (m,) (already validated)."""
         q = _sampling_fraction(self.sampling_rate)
@@ -156,8 +224,7 @@ class DPSGD(Mechanism):
         p = self.model.dim
         theta = np.zeros((1, p)) if self.theta0 is None else np.asarray(self.theta0, dtype=np.float64)[None]
         scale = self.learning_rate / (float(q) * self.n)
-        for _ in range(self.steps):
-            keep = rng.integers(0, q.denominator, size=x.shape[0], dtype=np.int64) < q.numerator
+        for keep in self.batches(x.shape[0], rng):
             xb, yb = x[keep][None], y[keep][None]
             clipped = self._clip(self.model.per_example_gradients(theta, xb, yb)[0])
             # "coordinate": the scalar mechanism's lattice and independent noise on each coordinate,
@@ -201,3 +268,12 @@ class DPSGD(Mechanism):
         if not implies(est.guarantee(), target):
             raise AssertionError("the calibrated DP-SGD does not meet the target")  # pragma: no cover
         return est
+
+
+def _doubled(g: Guarantee) -> Guarantee:
+    """The guarantee of a Gaussian-noise sum at twice its sensitivity (replace-one from add/remove)."""
+    if isinstance(g, GDP):
+        return GDP(math.nextafter(2.0 * g.mu, math.inf))
+    if isinstance(g, ZCDP):
+        return ZCDP(math.nextafter(4.0 * g.rho, math.inf))
+    raise TypeError(f"fixed-size batches need the step's GDP or zCDP guarantee, got {type(g).__name__}")

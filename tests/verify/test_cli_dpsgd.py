@@ -89,11 +89,32 @@ def test_dpsgd_table_batch_size_epochs_and_every(capsys: pytest.CaptureFixture[s
     (("--sampling-rate", "0.01", "--sigma", "nan", "--steps", "10"), "--noise-multiplier"),
     (("--sampling-rate", "0.01", "--sigma", "1", "--steps", "0"), "--steps"),
     (("--sampling-rate", "0.01", "--sigma", "1", "--steps", "10", "--every", "0"), "--every"),
+    (("--sampling-rate", "0.01", "--sigma", "1", "--steps", "10", "--sampler", "shufle"), "sampler must be"),
+    (("--sampling-rate", "0.03", "--sigma", "1", "--steps", "10", "--sampler", "shuffle"), "1/sampling_rate"),
+    (("--batch-size", "30", "--dataset-size", "1000", "--sigma", "1", "--steps", "10", "--sampler",
+      "shuffle"), "batch size dividing the dataset size"),
+    (("--sampling-rate", "0.1", "--sigma", "1", "--steps", "10", "--sampler", "fixed", "--also", "rdp"),
+     "--also describes Poisson"),
 ])
 def test_dpsgd_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...],
                                      word: str) -> None:
     code, _, err = run(capsys, "dpsgd", *argv, "--delta", "1e-5")
     assert code == 2 and word in one_line_error(err)
+
+
+def test_dpsgd_shuffle_prints_its_bracket_beside_poisson(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("dpsgd", "--sampler", "shuffle", "--sampling-rate", "0.25", "--noise-multiplier", "1",
+            "--steps", "8", "--delta", "1e-5")
+    code, out, _ = run(capsys, *argv, "--json")
+    d = json.loads(out)
+    acct = dpsgd_epsilon(0.25, 1.0, 8, 1e-5, sampler="shuffle")
+    assert code == 0 and d["sampler"] == "shuffle" and d["adjacency"] == "add_remove"
+    assert (d["epsilon_lower"], d["epsilon"]) == (acct.epsilon_lower, acct.epsilon_upper)
+    assert d["epsilon"] == GDP(math.nextafter(math.sqrt(2), math.inf)).epsilon(1e-5)
+    assert d["poisson_epsilon"] == dpsgd_epsilon(0.25, 1.0, 8, 1e-5, also=()).epsilon_upper
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "Poisson-accounted eps" in out
+    assert "your pipeline with shuffled batches: eps in [" in out
 
 
 def test_calibrate_each_unknown(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,7 @@
 """``dpcert dpsgd``: epsilon of DP-SGD (Poisson-subsampled Gaussian steps) through
 ``accountant.dpsgd_epsilon``, a sound upper bound with its lower bound, and on request (``--also
-clt,rdp``) the CLT estimate and the RDP bound; and the DP-SGD inputs (sampling rate, noise
+clt,rdp``) the CLT estimate and the RDP bound; with ``--sampler fixed|shuffle`` the bounds of that
+batch sampler, the Poisson figure beside them; and the DP-SGD inputs (sampling rate, noise
 multiplier, steps) that ``calibrate`` and ``plot steps`` read too.
 """
 
@@ -90,10 +91,17 @@ def cmd_dpsgd(args: argparse.Namespace) -> str:
     if args.every is not None and not (math.isfinite(args.every) and args.every > 0):
         raise CliError(f"--every must be > 0 epochs, got {args.every}")
     also = tuple(args.also or ())
-    acct = dpsgd_epsilon(q, sigma, steps, args.delta, tol=args.tol, also=also)
+    sampler = args.sampler
+    if sampler != "poisson" and also:
+        raise CliError(f"--also describes Poisson sampling; drop it with --sampler {sampler}")
+    acct = dpsgd_epsilon(q, sigma, steps, args.delta, tol=args.tol, also=also, sampler=sampler)
     out: dict[str, Any] = {
         "sampling_rate": q, "noise_multiplier": sigma, "steps": steps, "epochs": steps * q,
-        "delta": args.delta, "epsilon": num(acct.epsilon_upper), "epsilon_lower": num(acct.epsilon_lower)}
+        "delta": args.delta, "sampler": sampler, "adjacency": acct.adjacency,
+        "epsilon": num(acct.epsilon_upper), "epsilon_lower": num(acct.epsilon_lower)}
+    if sampler != "poisson":
+        poisson = dpsgd_epsilon(q, sigma, steps, args.delta, tol=args.tol, also=())
+        out["poisson_epsilon"] = num(poisson.epsilon_upper)
     for key in ("clt_epsilon", "clt_mu", "rdp_epsilon"):  # null unless --also asked for it
         value = getattr(acct, key)
         out[key] = None if value is None else num(value)
@@ -103,7 +111,8 @@ def cmd_dpsgd(args: argparse.Namespace) -> str:
         k = 1
         while True:
             t = min(steps, max(1, math.ceil(k * args.every * per_epoch - 1e-9)))
-            at = acct if t == steps else dpsgd_epsilon(q, sigma, t, args.delta, tol=args.tol, also=())
+            at = acct if t == steps else dpsgd_epsilon(q, sigma, t, args.delta, tol=args.tol, also=(),
+                                                       sampler=sampler)
             lo, hi = at.epsilon_lower, at.epsilon_upper
             rows.append({"epochs": t * q, "steps": t, "epsilon": num(hi), "epsilon_lower": num(lo)})
             if args.progress:
@@ -121,6 +130,10 @@ def cmd_dpsgd(args: argparse.Namespace) -> str:
                    f"({steps * q:.4g} epochs), delta {args.delta:g}"),
         ("epsilon", f"{fmt(out['epsilon'])}  (sound upper bound; exact value >= "
                     f"{fmt(out['epsilon_lower'])})")]
+    if sampler != "poisson":
+        what = {"fixed": "fixed-size batches (replace-one)", "shuffle": "shuffled batches"}[sampler]
+        lines[1] = ("epsilon", f"Poisson-accounted eps {fmt(out['poisson_epsilon'])}; your pipeline "
+                               f"with {what}: eps in [{fmt(out['epsilon_lower'])}, {fmt(out['epsilon'])}]")
     if out["clt_epsilon"] is not None:
         lines.append(("CLT estimate", f"{fmt(out['clt_epsilon'])}  (mu = {fmt(out['clt_mu'])}; an "
                                       "approximation, not a bound)"))
@@ -153,6 +166,11 @@ def add_dpsgd(sub: Any) -> None:
     p = add_command(sub, "dpsgd", help="epsilon of DP-SGD (Poisson-subsampled Gaussian steps)")
     add_dpsgd_inputs(p)
     p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--sampler", default="poisson", metavar="poisson|fixed|shuffle",
+                   help="how the batches are drawn: poisson (default), fixed (b records without "
+                        "replacement each step; replace-one adjacency) or shuffle (a permutation "
+                        "per epoch cut into 1/q batches): the bounds of that sampler, beside the "
+                        "Poisson figure (accountant.SAMPLERS)")
     p.add_argument("--also", type=also_value, metavar="clt,rdp",
                    help="also compute the CLT estimate (an approximation) and/or the RDP bound "
                         "(default: neither; they take most of the time of a long run)")
