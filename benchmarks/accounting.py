@@ -425,7 +425,10 @@ _DPA_SCRIPT = ("from dp_accounting import dp_event as ev; "
                "from dp_accounting.pld import pld_privacy_accountant as p; a = p.PLDAccountant(); "
                "a.compose(ev.SelfComposedDpEvent(ev.PoissonSampledDpEvent(0.01, "
                "ev.GaussianDpEvent(1.0)), 10000)); print(a.get_epsilon(1e-5))")
-_RSS = "; import resource; print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+#: the child's own peak RSS: VmHWM of its address space (Linux keeps ru_maxrss across execve, so a
+#: child of a large benchmark process would report the parent's peak)
+_RSS = ("; print('maxrss', [line.split()[1] for line in open('/proc/self/status') "
+        "if line.startswith('VmHWM')][0])")
 
 
 def _child(args: list[str]) -> tuple[float, float]:
