@@ -31,6 +31,7 @@ from accountant.pld.readout import clip01, gdp_sensitivity, law_curve, lower_end
 from accountant.pld.settings import (
     DEFAULT_LAW_DELTA,
     DEFAULT_TOL,
+    LADDER_TOP,
     LAW_BUDGETS,
     MAX_POINTS,
     OPTIMISTIC_MORE,
@@ -62,10 +63,11 @@ class PLD(Guarantee):
     counts for its continuous Q-mass); the lower bound's law is on a grid OPTIMISTIC_REFINE
     times finer when its sources fit in MAX_POINTS (round-off is kept far below tol by the FFT's
     slicing). A small epsilon magnifies the grid's error (d eps / d(mu^2) of the mu-GDP curve
-    through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Every bound reported
-    (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at every rung from the
-    top of the ladder down to t (``_rungs``; they share their laws), so a smaller tol never gives
-    a wider bracket, a lower lower end or a higher upper end. Cost grows like 1/sqrt(tol); the
+    through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Below the default's rung,
+    every bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at
+    every rung from the default's down to t (``_rungs``; they share their laws), so refining tol
+    never gives a wider bracket, a lower lower end or a higher upper end; at the default and
+    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the
     widths measured against tol are in the docs (measurements, accounting): usually below tol,
     they can exceed it where the source's atoms or its pile of mass sit badly on the grid, or at
     deltas so small that the optimistic laws' round-off charges matter.
@@ -495,13 +497,16 @@ class PLD(Guarantee):
 
     @cached_property
     def _rungs(self) -> tuple[PLD, ...]:
-        """The PLDs of the same mechanisms at every rung of the ladder from tol 1 down to this
-        one's (this PLD last), sharing one law cache (a law is keyed by its grid, and grids recur
-        across rungs: a rung's finer grids are the next rungs' grids where no bound of the width
-        applies)."""
+        """Below the default's rung (``LADDER_TOP``), the PLDs of the same mechanisms at every rung
+        from the default's down to this one's (this PLD last), sharing one law cache (a law is keyed
+        by its grid, and grids recur across rungs); at or above it, this PLD alone. So the bounds
+        at a tol finer than the default are the tightest over the rungs down to it and a smaller
+        tol never widens them, while the default and coarser tols (calibration's searches) pay for
+        one grid only."""
         cache = self.__dict__.setdefault("_law_cache", {})
         rungs = []
-        for j in range(ladder_rung(self.tol)):
+        rung = ladder_rung(self.tol)
+        for j in range(min(rung, LADDER_TOP), rung):
             p = PLD(self.factors, rung_tol(j))
             p.__dict__["_law_cache"] = cache
             rungs.append(p)
@@ -516,15 +521,15 @@ class PLD(Guarantee):
 
     def epsilon(self, delta: float) -> float:
         """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
-        smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so a smaller tol
-        never gives a larger value."""
+        smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so below the
+        default's rung a smaller tol never gives a larger value."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         return min(p._rung_epsilon(delta) for p in self._rungs)
 
     def delta_bracket(self, eps: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact delta(eps) of the composition: the intersection of
-        the rungs' brackets (each holds the exact value), so a smaller tol never gives a lower
-        lower end or a higher upper end."""
+        the rungs' brackets (each holds the exact value), so below the default's rung a smaller tol
+        never gives a lower lower end or a higher upper end."""
         eps = check_real("eps", eps)
         ends = [p._rung_delta_bracket(eps) for p in self._rungs]
         return max(lo for lo, _ in ends), min(up for _, up in ends)
@@ -532,7 +537,8 @@ class PLD(Guarantee):
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``: the
         intersection of the rungs' brackets (``_rung_epsilon_bracket``; each holds the exact
-        value), so a smaller tol never gives a lower lower end or a higher upper end. Its width
+        value), so below the default's rung a smaller tol never gives a lower lower end or a
+        higher upper end. Its width
         is not bounded by tol: tol sets the grid (docs: measurements, accounting)."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         ends = [p._rung_epsilon_bracket(delta) for p in self._rungs]

@@ -64,8 +64,9 @@ PESSIMISTIC_MORE = 4
 #: ``tol`` is read on the ladder DEFAULT_TOL * TOL_LADDER^(LADDER_TOP - j), j = 0, 1, ... (the
 #: default on rung LADDER_TOP, the top rung below 1): the grid is set by the rung nearest tol (in
 #: log, ``ladder_rung``), so consecutive rungs' grid widths differ by a factor of 2 (nested grids
-#: where no bound of the width applies), and the PLD's bounds at tol are the tightest of the
-#: bounds at every rung from the top down to tol's: a smaller tol never gives a wider bracket.
+#: where no bound of the width applies); below the default's rung the PLD's bounds at tol are the
+#: tightest of the bounds at every rung from the default's down to tol's, so refining tol never
+#: gives a wider bracket (``PLD._rungs``).
 TOL_LADDER = 4.0
 LADDER_TOP = 7
 

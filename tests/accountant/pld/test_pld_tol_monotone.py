@@ -1,8 +1,9 @@
-"""A smaller tol never gives a wider bracket: over random workloads (pure DP, GDP, Laplace,
-Poisson-subsampled, composed), small deltas and eps = 0, the bracket at tol2 < tol1 lies inside the
-bracket at tol1 (its lower end not lower, its upper end not higher), and ``epsilon``/``delta`` follow
-its upper end. tol is read on a ladder (``ladder_rung``): the rung nearest tol sets the grid, and
-the bounds are the tightest over the rungs from the top down to it.
+"""Refining tol below the default never gives a wider bracket: over random workloads (pure DP, GDP,
+Laplace, Poisson-subsampled, composed), small deltas and eps = 0, the bracket at tol2 < tol1 <= the
+default lies inside the bracket at tol1 (its lower end not lower, its upper end not higher), and
+``epsilon``/``delta`` follow its upper end. tol is read on a ladder (``ladder_rung``): the rung
+nearest tol sets the grid, and below the default's rung the bounds are the tightest over the rungs
+from the default's down to it (at the default and above, one grid: brackets may cross).
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ def mechanisms(draw: st.DrawFn) -> Guarantee:
 def workloads(draw: st.DrawFn) -> list[Guarantee]:
     items: list[Guarantee] = []
     for _ in range(draw(st.integers(1, 2))):
-        items += [draw(mechanisms())] * draw(st.integers(1, 12))
+        items += [draw(mechanisms())] * draw(st.integers(1, 6))
     return items
 
 
-tols = st.floats(3e-4, 1e-2).map(lambda t: float(t))
+#: tol1 from the default down to 16 times finer (tol2 is a fraction of it)
+tols = st.floats(DEFAULT_TOL / 16, DEFAULT_TOL).map(lambda t: float(t))
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workloads(), tols, st.floats(0.05, 0.9), st.floats(-12.0, -3.0),
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(), tols, st.floats(0.1, 0.9), st.floats(-12.0, -3.0),
        st.one_of(st.just(0.0), st.floats(0.0, 2.0)))
 def test_smaller_tol_gives_a_bracket_inside(items: list[Guarantee], tol1: float, ratio: float,
                                              log_delta: float, eps: float) -> None:
