@@ -21,15 +21,25 @@ dp_accounting (PLD at its default grid, and RDP), prv_accountant (eps_error 0.01
 Seconds are the median of ``--repeats`` runs; ratios are dpcert / anchor, measured in this run
 (t_up/t for the upper bound alone, t_br/t for the bracket).
 
+The tol sweep reads the bracket width over tol at tols 1e-3 ... 1e-7 on W1, W3 T=1e3 and the
+compositions where a smaller tol once gave a wider bracket (issue 28), and checks each bracket
+lies within the larger tol's.
+The fresh-process section runs the W4 bracket and dp_accounting's W4 in their own processes (peak
+RSS), and ``dpcert dpsgd`` (W3 T=1e4) end to end against a dp_accounting script, by CPU time.
+
     python -m benchmarks.accounting [--repeats 5] [--skip-autodp] [--skip-tails] [--clock cpu]
+                                    [--skip-tol-sweep] [--skip-processes]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import resource
 import signal
 import statistics
+import subprocess
+import sys
 import time
 import tracemalloc
 import warnings
@@ -39,6 +49,7 @@ from types import FrameType
 from typing import Any
 
 from accountant import GDP, PLD, PureDP, compose, subsample
+from accountant.pld.settings import ladder_rung, rung_tol
 
 RR_EPS = 0.5
 
@@ -300,12 +311,54 @@ def tails(workloads: list[Workload], repeats: int) -> None:
                   f"{truth - lo:>9.2e} {sec:>8.3f}")
 
 
+#: The tol sweep: compositions (name, builder at a tol, the query: ("eps", delta) for
+#: ``epsilon_bracket`` or ("delta", eps) for ``delta_bracket``): W1, W3 T=1e3 and the cases of
+#: issue 28 where a smaller tol gave a wider bracket before tol was read on a ladder.
+SWEEP: tuple[tuple[str, Callable[[float], PLD], tuple[str, float]], ...] = (
+    ("W1 Gaussian x100", lambda t: dpcert_pld(WORKLOADS[0], t), ("eps", 1e-5)),
+    ("W3 DP-SGD T=1e3", lambda t: dpcert_pld(WORKLOADS[2], t), ("eps", 1e-5)),
+    ("sub PureDP(1.77) x20", lambda t: compose(
+        [subsample(PureDP(1.76543248468687), 0.001010838409377767)] * 20, tol=t),
+     ("eps", 1e-15)),
+    ("sub PureDP(1) x10", lambda t: compose([subsample(PureDP(1.0), 0.2)] * 10, tol=t),
+     ("eps", 1e-6)),
+    ("sub GDP(2.35) x1", lambda t: compose(
+        [subsample(GDP(2.3465958445914032), 0.011274110252259625)], tol=t), ("delta", 0.0)),
+)
+SWEEP_TOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+
+
+def tol_sweep() -> None:
+    """Bracket width over tol at each tol of SWEEP_TOLS, and whether each bracket lies within the
+    previous (larger) tol's, as the ladder guarantees."""
+    head = (f"{'composition':<22} {'query':<14} {'tol':>7} {'rung tol':>9} {'lower':>13} "
+            f"{'upper':>13} {'width':>9} {'width/tol':>9} {'nested':>6} {'seconds':>8}")
+    print("\ntol sweep: the bracket at each tol (read at the nearest rung of the ladder)")
+    print(head)
+    print("-" * len(head))
+    for name, build, (kind, at) in SWEEP:
+        prev: tuple[float, float] | None = None
+        for tol in SWEEP_TOLS:
+            pld = build(tol)
+            (lo, up), sec = timed(lambda pld=pld, kind=kind, at=at: (
+                pld.epsilon_bracket(at) if kind == "eps" else pld.delta_bracket(at)), 1, 60.0)
+            nested = "" if prev is None else ("yes" if prev[0] <= lo and up <= prev[1] else "NO")
+            query = f"{'eps' if kind == 'eps' else 'delta'} at {at:g}"
+            print(f"{name:<22} {query:<14} {tol:>7.0e} {rung_tol(ladder_rung(tol)):>9.2e} "
+                  f"{lo:>13.8g} {up:>13.8g} {up - lo:>9.2e} {(up - lo) / tol:>9.2f} {nested:>6} "
+                  f"{sec:>8.3f}")
+            prev = (lo, up)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=120, help="seconds per anchor and workload")
     ap.add_argument("--skip-autodp", action="store_true")
     ap.add_argument("--skip-tails", action="store_true")
+    ap.add_argument("--skip-tol-sweep", action="store_true")
+    ap.add_argument("--skip-processes", action="store_true",
+                    help="skip the fresh processes (W4's peak RSS, the CLI end to end)")
     ap.add_argument("--only", default="", help="comma-separated workload name prefixes")
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall",
                     help="time runs by wall clock or by this process's CPU time")
@@ -350,11 +403,68 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{'':<18} {'truth':<18} {w.truth:>24.7f}")
     if not args.skip_tails:
         tails(workloads, args.repeats)
+    if not args.skip_tol_sweep:
+        tol_sweep()
     tracemalloc.start()
     dpcert(WORKLOADS[4])
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"\npeak memory of dpcert on W4 (tracemalloc): {peak / 2**20:.0f} MB")
+    if not args.skip_processes:
+        processes(args.repeats)
+
+
+#: The fresh processes ``processes`` times: the W4 bracket and dp_accounting's W4 (peak RSS), and
+#: the CLI's DP-SGD run (W3 T=1e4) end to end against a script computing it with dp_accounting.
+_W4_DPCERT = ("from benchmarks.accounting import WORKLOADS, dpcert; dpcert(WORKLOADS[4])")
+_W4_DPA = ("from benchmarks.accounting import WORKLOADS, dp_accounting_pld; "
+           "dp_accounting_pld(WORKLOADS[4])")
+_CLI = ["-m", "verify.cli", "dpsgd", "--sampling-rate", "0.01", "--sigma", "1", "--steps", "10000",
+        "--delta", "1e-5"]
+_DPA_SCRIPT = ("from dp_accounting import dp_event as ev; "
+               "from dp_accounting.pld import pld_privacy_accountant as p; a = p.PLDAccountant(); "
+               "a.compose(ev.SelfComposedDpEvent(ev.PoissonSampledDpEvent(0.01, "
+               "ev.GaussianDpEvent(1.0)), 10000)); print(a.get_epsilon(1e-5))")
+#: the child's own peak RSS: VmHWM of its address space (Linux keeps ru_maxrss across execve, so a
+#: child of a large benchmark process would report the parent's peak)
+_RSS = ("; print('maxrss', [line.split()[1] for line in open('/proc/self/status') "
+        "if line.startswith('VmHWM')][0])")
+
+
+def _child(args: list[str]) -> tuple[float, float]:
+    """(CPU seconds, peak RSS in MB or nan) of a fresh Python process run with ``args``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rss = [float(line.split()[1]) / 1024 for line in out.splitlines() if line.startswith("maxrss")]
+    return cpu, rss[0] if rss else math.nan
+
+
+def processes(repeats: int) -> None:
+    """Fresh processes, timed by their CPU time (imports included), medians of ``repeats``."""
+    rows = [("W4 bracket, dpcert", ["-c", _W4_DPCERT + _RSS]),
+            ("W4, dp_accounting PLD", ["-c", _W4_DPA + _RSS]),
+            ("dpcert dpsgd W3 T=1e4 (CLI)", _CLI),
+            ("dp_accounting script W3 T=1e4", ["-c", _DPA_SCRIPT])]
+    print("\nfresh processes (CPU s and peak RSS, imports included; ratio = dpcert / dp_accounting)")
+    got = []
+    for name, argv in rows:
+        try:
+            runs = [_child(argv) for _ in range(repeats)]
+        except (subprocess.CalledProcessError, OSError) as exc:
+            print(f"{name:<32} failed: {type(exc).__name__}")
+            got.append((math.nan, math.nan))
+            continue
+        got.append((statistics.median(c for c, _ in runs), statistics.median(r for _, r in runs)))
+    for i, (name, _) in enumerate(rows):
+        cpu, rss = got[i]
+        anchor = got[i + 1] if i % 2 == 0 else got[i]
+        ratio = (f"  cpu x{cpu / anchor[0]:.2f}" + (f", rss x{rss / anchor[1]:.2f}"
+                                                      if not math.isnan(rss) else "")
+                 if i % 2 == 0 else "")
+        mem = f"{rss:>7.0f} MB" if not math.isnan(rss) else f"{'':>10}"
+        print(f"{name:<32} {cpu:>7.2f} s {mem}{ratio}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ under-report.
   UNDER-REPORT if below the exact value (80-digit quadrature, ``tests/support/rdp_reference.py``),
   with no absolute tolerance; their relative excess (where the exact value is a normal double)
   fills the delta-excess columns.
+- on the tolmono workloads, one composition at three tols (each a reproducer; the checks above run
+  at each): a TOL-WIDER if the bracket (``delta_bracket`` at the eps, ``epsilon_bracket`` at the
+  deltas) at a smaller tol has a lower lower end or a higher upper end than at a larger one, or
+  ``epsilon``/``delta`` is higher (exact comparison: the guarantee is that it never happens).
 
 Excess columns: delta excess is relative, (ours - true) / true over checks with true > 0 (the
 column "max" is the loosest, "min" the most optimistic: negative = under-report); eps excess is
@@ -100,6 +104,7 @@ class Workload:
     exact: bool = True        # the reference is the truth (False: a concrete pipeline, a lower
     #                           bound on the worst case; then lower bounds are not checked)
     orders: list[float] = field(default_factory=list)  # an RDP workload: g.at(a) for these
+    tols: list[float] = field(default_factory=list)  # a tolmono workload: code has "{tol}"
 
 
 @dataclass
@@ -111,6 +116,7 @@ class Result:
     lower: int = 0
     inf_finite: int = 0
     crashes: int = 0
+    wider: int = 0
     d_max: float = -math.inf
     d_min: float = math.inf
     e_max: float = -math.inf
@@ -129,6 +135,7 @@ class Result:
         self.lower += o.lower
         self.inf_finite += o.inf_finite
         self.crashes += o.crashes
+        self.wider += o.wider
         self.d_max = max(self.d_max, o.d_max)
         if o.d_min < self.d_min:
             self.d_min, self.d_min_at = o.d_min, o.d_min_at
@@ -142,7 +149,7 @@ class Result:
 
     @property
     def sound(self) -> bool:
-        return self.under == 0 and self.lower == 0 and self.crashes == 0
+        return self.under == 0 and self.lower == 0 and self.crashes == 0 and self.wider == 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -593,6 +600,64 @@ def fam_rdpfrac(rng: np.random.Generator, i: int) -> Workload:
                     orders=orders)
 
 
+def fam_tolmono(rng: np.random.Generator, i: int) -> Workload:
+    """One composition at three tols, largest first (each drawn loguniform in [1e-6, 1e-2]): the
+    cases of issue 28 (a Poisson-subsampled pure DP mechanism composed, a Poisson-subsampled
+    Gaussian once, at eps = 0 and deltas down to 1e-15), Gaussians composed by the PLD, and a
+    Laplace composed; checked against the references as every workload, and for nested brackets
+    across the tols (``check_tols``)."""
+    u = rng.random()
+    rate = loguniform(rng, 1e-3, 0.5)
+    if u < 0.4:
+        eps0 = loguniform(rng, 0.05, 3.0)
+        k = int(rng.integers(1, 31))
+        rem, add = subsample_pair(PairRef.randomized_response(eps0, 2)._pruned(), rate)
+        code = f"compose([subsample(PureDP({r(eps0)}), {r(rate)})] * {k}, tol={{tol}})"
+        ref: Ref = MaxRef([rem.power(k), add.power(k)])
+        scale = 3.0 * math.sqrt(k) * rate
+    elif u < 0.7:
+        mu = loguniform(rng, 0.1, 5.0)
+        rem_g, add_g = subsample_steps(GaussianBase(mu), rate)
+        code = f"subsample(GDP({r(mu)}), {r(rate)}, tol={{tol}})"
+        ref, scale = MaxRef([rem_g, add_g]), 2.0 * mu
+    elif u < 0.85:
+        mus = [loguniform(rng, 0.05, 3.0) for _ in range(int(rng.integers(2, 5)))]
+        code = ("compose([" + ", ".join(f"GDP({r(m)})" for m in mus) + "], method='pld', "
+                "tol={tol})")
+        ref = GaussianRef(sum(mpf(m) ** 2 for m in mus).sqrt())
+        total = math.sqrt(math.fsum(m * m for m in mus))
+        scale = total * (total + 3)
+    else:
+        k = int(rng.integers(1, 7))
+        scale_b = loguniform(rng, 0.2, 50.0)
+        code = (f"compose([PLD.laplace({r(scale_b)})] * {k}, method='pld', tol={{tol}})")
+        ref, scale = LaplaceRef(ONE / mpf(scale_b), k), k / scale_b
+    tols = sorted((loguniform(rng, 1e-6, 1e-2) for _ in range(3)), reverse=True)
+    eps = pick_eps(rng, scale)
+    if rng.random() < 0.5 and 0.0 not in eps:
+        eps[0] = 0.0
+    return Workload("tolmono", code, ref, eps, pick_deltas(rng), cheap=False, tols=tols)
+
+
+def check_tols(w: Workload, res: Result) -> None:
+    """The tolmono checks: at each pair of consecutive tols (larger first), the smaller tol's
+    brackets lie within the larger's and its ``delta``/``epsilon`` are no higher."""
+    gs = [eval(w.code.format(tol=repr(t)), NS) for t in w.tols]
+    for j in range(len(gs) - 1):
+        (t1, g1), (t2, g2) = (w.tols[j], gs[j]), (w.tols[j + 1], gs[j + 1])
+        for name, arg, b1, b2, u1, u2 in (
+                [("delta_bracket", e, g1.delta_bracket(e), g2.delta_bracket(e), g1.delta(e),
+                  g2.delta(e)) for e in w.eps]
+                + [("epsilon_bracket", d, g1.epsilon_bracket(d), g2.epsilon_bracket(d),
+                    g1.epsilon(d), g2.epsilon(d)) for d in w.deltas]):
+            res.checks += 1
+            if b2[0] < b1[0] or b2[1] > b1[1] or u2 > u1:
+                res.wider += 1
+                res.failures.append(
+                    f"[tol-wider] {w.code}.{name}({arg!r}): tol {t1!r} {b1} (bound {u1!r}), "
+                    f"tol {t2!r} {b2} (bound {u2!r})")
+
+
 FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] = {
     # name: (generator, workloads at --n 1)
     "gdp": (fam_gdp, 3300),
@@ -606,6 +671,7 @@ FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] 
     "peers": (fam_peers, 300),
     "logistic": (fam_logistic, 300),
     "rdpfrac": (fam_rdpfrac, 120),
+    "tolmono": (fam_tolmono, 150),
 }
 
 
@@ -638,7 +704,12 @@ def check(w: Workload) -> Result:
 
     stage = "build"
     try:
-        g = eval(w.code, NS)
+        if w.tols:
+            stage = " (tols)"
+            check_tols(w, res)
+            # the soundness checks below, at the smallest tol
+            stage = "build"
+        g = eval(w.code.format(tol=repr(w.tols[-1])) if w.tols else w.code, NS)
         for a in w.orders:  # an RDP workload (rdpfrac): relative excess in the d columns
             stage = f".at({a!r})"
             ours = g.at(a)
@@ -795,7 +866,7 @@ def run(families: Iterable[str], n: float, seed: int, jobs: int = 1, progress: b
                 for msg in res.failures[:1] + [f"[crash] {c}" for c in res.crash_list[:1]]:
                     print(f"  {res.family}: {msg[:300]}", file=sys.stderr, flush=True)
             if progress and (done % 200 == 0 or done == len(tasks)):
-                bad = sum(r.under + r.lower + r.crashes for r in out.values())
+                bad = sum(r.under + r.lower + r.crashes + r.wider for r in out.values())
                 print(f"  {done}/{len(tasks)} workloads, {time.perf_counter() - t_start:.0f} s, "
                       f"{bad} unsound/crashed so far", file=sys.stderr, flush=True)
     finally:
@@ -814,7 +885,8 @@ def _fmt(x: float, empty: float) -> str:
 def table(results: dict[str, Result]) -> str:
     head = (f"{'family':<9} {'workloads':>9} {'checks':>7} {'d rel exc max':>13} "
             f"{'d rel exc min':>13} {'e abs exc max':>13} {'e abs exc min':>13} {'under':>6} "
-            f"{'lower>true':>10} {'inf/finite':>10} {'crashes':>7} {'seconds':>8}")
+            f"{'lower>true':>10} {'inf/finite':>10} {'tol-wider':>9} {'crashes':>7} "
+            f"{'seconds':>8}")
     lines = [head, "-" * len(head)]
     total = Result("total")
     for f, res in results.items():
@@ -830,7 +902,8 @@ def _row(name: str, res: Result) -> str:
     return (f"{name:<9} {res.workloads:>9} {res.checks:>7} {_fmt(res.d_max, -inf):>13} "
             f"{_fmt(res.d_min, inf):>13} {_fmt(res.e_max, -inf):>13} {_fmt(res.e_min, inf):>13} "
             f"{res.under:>6} "
-            f"{res.lower:>10} {res.inf_finite:>10} {res.crashes:>7} {res.seconds:>8.1f}")
+            f"{res.lower:>10} {res.inf_finite:>10} {res.wider:>9} {res.crashes:>7} "
+            f"{res.seconds:>8.1f}")
 
 
 def report(results: dict[str, Result], per_family: int = 5) -> str:

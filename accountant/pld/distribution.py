@@ -31,6 +31,7 @@ from accountant.pld.readout import clip01, gdp_sensitivity, law_curve, lower_end
 from accountant.pld.settings import (
     DEFAULT_LAW_DELTA,
     DEFAULT_TOL,
+    LADDER_TOP,
     LAW_BUDGETS,
     MAX_POINTS,
     OPTIMISTIC_MORE,
@@ -42,7 +43,9 @@ from accountant.pld.settings import (
     SCREEN_LEVELS,
     check_tol,
     grid_width,
+    ladder_rung,
     max_coarsening,
+    rung_tol,
 )
 
 
@@ -53,14 +56,21 @@ class PLD(Guarantee):
     ``delta(eps)`` and ``epsilon(delta)`` are pessimistic (sound upper bounds covering both the
     remove and the add direction); ``delta_bracket``/``epsilon_bracket`` return (lower, upper)
     around the exact value; ``tradeoff`` is a sound lower bound on the composed f-DP curve.
-    ``tol`` is the target width in epsilon of the bracket ``epsilon_bracket``: the grid width h is
-    chosen so that the discretisation error, about GRID_CONST * steps * h^2, is tol (Gaussian
+    ``tol`` sets the grid, not a bound on the bracket's width: it is read at the nearest rung t of
+    a ladder of tols a factor TOL_LADDER apart (``ladder_rung``), and the grid width h is chosen
+    so that the discretisation error, about GRID_CONST * steps * h^2, is t (Gaussian
     pairs, composed exactly first, count as one step; a mechanism whose atoms sit on the nodes
     counts for its continuous Q-mass); the lower bound's law is on a grid OPTIMISTIC_REFINE
     times finer when its sources fit in MAX_POINTS (round-off is kept far below tol by the FFT's
     slicing). A small epsilon magnifies the grid's error (d eps / d(mu^2) of the mu-GDP curve
-    through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Cost grows like
-    1/sqrt(tol); the widths measured against tol are in the docs (measurements, accounting).
+    through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Below the default's rung,
+    every bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at
+    every rung from the default's down to t (``_rungs``; they share their laws), so refining tol
+    never gives a wider bracket, a lower lower end or a higher upper end; at the default and
+    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the
+    widths measured against tol are in the docs (measurements, accounting): usually below tol,
+    they can exceed it where the source's atoms or its pile of mass sit badly on the grid, or at
+    deltas so small that the optimistic laws' round-off charges matter.
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -231,7 +241,7 @@ class PLD(Guarantee):
         span = self._span
 
         def width(steps: float) -> float:
-            return grid_width(steps, self.tol, span)
+            return grid_width(steps, self._rung_tol, span)
 
         steps = float(sum(c for _, c in self._sources("remove", True)))
         h_target = width(steps)
@@ -252,8 +262,9 @@ class PLD(Guarantee):
         # 2^SCREEN_LEVELS coarser, may lose them: it is only looser)
         levels = max(coarsening_level(c * d.continuous_mass(), max_level)
                      for r in self.directions for d, c in self._sources(r, True))
+        # k a power of 2 (at least the target's): the rungs' aligned grids are nested too
         block = 2 ** levels
-        k = block * math.ceil(quantum / (block * h_target))
+        k = block * 2 ** max(0, math.ceil(math.log2(quantum / (block * h_target)) - 1e-12))
         return quantum / k, max_level, steps, True
 
     def _step_weight(self, d: LossDirection) -> float:
@@ -276,18 +287,19 @@ class PLD(Guarantee):
         (``_precision``, ``_optimistic``); ``finer`` halves an optimistic law's grid that many more times
         (``epsilon_bracket``; only while its sources fit in MAX_POINTS, ``_optimistic_grid``), a
         pessimistic law's that many times (``epsilon``, sized by ``_pessimistic_finer``)."""
-        cache: dict[tuple[str, bool, bool, bool, int], GridLaw] = self.__dict__.setdefault(
-            "_law_cache", {})
-        key = (direction, pessimistic, coarse, precise, finer)
+        # keyed by the grid itself: the rungs of the ladder share the laws (``_rungs``)
+        cache: dict[tuple[str, bool, bool, bool, float, int, bool], GridLaw] = (
+            self.__dict__.setdefault("_law_cache", {}))
+        h, max_level = self._grid
+        if coarse:
+            h, max_level = 2 ** (SCREEN_LEVELS - finer) * h, max_level - SCREEN_LEVELS + finer
+        elif not pessimistic:
+            refine = self._optimistic_grid(finer, precise)
+            h, max_level = h / refine, max_level + refine.bit_length() - 1
+        else:
+            h, max_level = h / 2 ** finer, max_level + finer
+        key = (direction, pessimistic, coarse, precise, h, max_level, self._grid_plan[3])
         if key not in cache:
-            h, max_level = self._grid
-            if coarse:
-                h, max_level = 2 ** (SCREEN_LEVELS - finer) * h, max_level - SCREEN_LEVELS + finer
-            elif not pessimistic:
-                refine = self._optimistic_grid(finer, precise)
-                h, max_level = h / refine, max_level + refine.bit_length() - 1
-            else:
-                h, max_level = h / 2 ** finer, max_level + finer
             # a tail cut from each of the n mechanisms adds at most n * tail to delta; the coarse
             # screening laws are cheap and serve every delta
             budget = LAW_BUDGETS[precise or coarse]
@@ -330,21 +342,21 @@ class PLD(Guarantee):
         slack = min(s for s, _, _ in self.law("remove").error_models)
         return slack > PRECISE_RATIO * delta
 
-    def _delta(self, eps: float) -> float:
+    def _rung_delta(self, eps: float) -> float:
+        """delta(eps) on this PLD's own grid (a sound upper bound)."""
         value = max(self._direction_delta(d, eps) for d in self.directions)
         if value > 0.0 and self._precision(value):
             value = max(self._direction_delta(d, eps, True) for d in self.directions)
         return value
 
-    def epsilon(self, delta: float) -> float:
-        """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
-        largest of the directions' epsilons (delta(eps) is their profiles' maximum). Where the
-        grid's error, magnified by a small epsilon's sensitivity (``_pessimistic_finer``), would
-        exceed tol, it is solved again on a finer grid and the smaller of the two (both are upper
-        bounds) is returned."""
-        delta = check_real("delta", delta, low=0.0, high=1.0)
+    def _rung_epsilon(self, delta: float) -> float:
+        """Smallest eps >= 0 with delta(eps) <= delta on this PLD's own grid, rounded up
+        (``math.inf`` if none): the largest of the directions' epsilons (delta(eps) is their
+        profiles' maximum). Where the grid's error, magnified by a small epsilon's sensitivity
+        (``_pessimistic_finer``), would exceed the rung's tol, it is solved again on a finer grid
+        and the smaller of the two (both are upper bounds) is returned."""
         precise = self._precision(delta)
-        if delta < self._delta_at_infinity(precise):
+        if delta < self._rung_delta_at_infinity(precise):
             return math.inf
         best = self._epsilon_on(delta, precise)
         finer = self._pessimistic_finer(best, delta, precise)
@@ -386,12 +398,12 @@ class PLD(Guarantee):
         if not (steps > 0.0 and 0.0 < eps < math.inf and 0.0 < delta < 1.0):
             return 0
         excess = gdp_sensitivity(eps, delta) * steps * h * h / 6.0
-        if not excess > self.tol:
+        if not excess > self._rung_tol:
             return 0
         span = self._span_cut(LAW_BUDGETS[precise] / self.steps)
         size = self.law("remove", precise=precise).masses.size
         finer = 0
-        while excess / 4 ** finer > self.tol / 2 and finer < PESSIMISTIC_MORE:
+        while excess / 4 ** finer > self._rung_tol / 2 and finer < PESSIMISTIC_MORE:
             more = 2 ** (finer + 1)
             if span * more > MAX_POINTS * h or size * more > REFINED_MAX_POINTS:
                 break
@@ -407,7 +419,7 @@ class PLD(Guarantee):
                 worst, value = d, v
         return worst
 
-    def _delta_at_infinity(self, precise: bool = False) -> float:
+    def _rung_delta_at_infinity(self, precise: bool = False) -> float:
         # above the support only the atom at +inf counts, and no slack (``GridLaw.delta``); the
         # default laws' atom holds their tail cuts
         return min(1.0, max(self._direction_delta(d, math.inf, precise) for d in self.directions))
@@ -439,22 +451,21 @@ class PLD(Guarantee):
             opt = self.law(direction, pessimistic=False, precise=True, finer=finer)
         return opt
 
-    def delta_bracket(self, eps: float) -> tuple[float, float]:
-        """(lower, upper) bounds on the exact delta(eps) of the composition."""
-        eps = check_real("eps", eps)
+    def _rung_delta_bracket(self, eps: float) -> tuple[float, float]:
+        """(lower, upper) bounds on the exact delta(eps) on this PLD's own grid."""
         worst = self._worst_direction(eps)
         lower = self.law(worst, pessimistic=False).delta(eps)
-        return self._optimistic(worst, lower).delta(eps), self._delta(eps)
+        return self._optimistic(worst, lower).delta(eps), self._rung_delta(eps)
 
-    def epsilon_bracket(self, delta: float) -> tuple[float, float]:
-        """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``. While
-        the bracket is wider than tol, the lower end is recomputed on a finer optimistic grid, up
-        to 2^OPTIMISTIC_MORE times finer and while it gains (each lower end is sound: the largest
-        is kept). Its error falls about 4x per halving, so each step halves the grid as often as
-        that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid, 0.48
-        on the grid 4x finer, without the 2x one)."""
-        delta = check_real("delta", delta, low=0.0, high=1.0)
-        upper = self.epsilon(delta)
+    def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
+        """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
+        ``_rung_epsilon(delta)``. While the bracket is wider than the rung's tol, the lower end
+        is recomputed on a finer optimistic grid, up to 2^OPTIMISTIC_MORE times finer and while it
+        gains (each lower end is sound: the largest is kept). Its error falls about 4x per
+        halving, so each step halves the grid as often as that takes the width to tol / 2
+        (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid, 0.48 on the grid 4x finer, without
+        the 2x one)."""
+        upper = self._rung_epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
             lower = smallest_epsilon(opt.delta, delta) if opt.inf <= delta else math.inf
@@ -462,8 +473,8 @@ class PLD(Guarantee):
         worst = self._worst_direction(upper)
         lower = lower_end(self._optimistic(worst, delta), delta, upper)
         level, precise = 0, delta < DEFAULT_LAW_DELTA
-        while upper - lower > self.tol and level < OPTIMISTIC_MORE:
-            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * self.tol), 4.0)))
+        while upper - lower > self._rung_tol and level < OPTIMISTIC_MORE:
+            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * self._rung_tol), 4.0)))
             finer = min(level + step, OPTIMISTIC_MORE)
             # the pessimistic law is read only here: a bracket within tol builds no more laws
             size = self.law(worst, precise=precise).masses.size
@@ -477,6 +488,61 @@ class PLD(Guarantee):
                 break
             lower, level = finer_lower, finer
         return lower, upper
+
+    # ----- the ladder of tols ----------------------------------------------------------------
+    @cached_property
+    def _rung_tol(self) -> float:
+        """The tol the grid is set by: the largest rung of the ladder at most tol (``ladder_rung``)."""
+        return rung_tol(ladder_rung(self.tol))
+
+    @cached_property
+    def _rungs(self) -> tuple[PLD, ...]:
+        """Below the default's rung (``LADDER_TOP``), the PLDs of the same mechanisms at every rung
+        from the default's down to this one's (this PLD last), sharing one law cache (a law is keyed
+        by its grid, and grids recur across rungs); at or above it, this PLD alone. So the bounds
+        at a tol finer than the default are the tightest over the rungs down to it and a smaller
+        tol never widens them, while the default and coarser tols (calibration's searches) pay for
+        one grid only."""
+        cache = self.__dict__.setdefault("_law_cache", {})
+        rungs = []
+        rung = ladder_rung(self.tol)
+        for j in range(min(rung, LADDER_TOP), rung):
+            p = PLD(self.factors, rung_tol(j))
+            p.__dict__["_law_cache"] = cache
+            rungs.append(p)
+        return (*rungs, self)
+
+    def _delta(self, eps: float) -> float:
+        """delta(eps): the smallest of the rungs' upper bounds (each is one)."""
+        return min(p._rung_delta(eps) for p in self._rungs)
+
+    def _delta_at_infinity(self) -> float:
+        return min(p._rung_delta_at_infinity() for p in self._rungs)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
+        smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so below the
+        default's rung a smaller tol never gives a larger value."""
+        delta = check_real("delta", delta, low=0.0, high=1.0)
+        return min(p._rung_epsilon(delta) for p in self._rungs)
+
+    def delta_bracket(self, eps: float) -> tuple[float, float]:
+        """(lower, upper) bounds on the exact delta(eps) of the composition: the intersection of
+        the rungs' brackets (each holds the exact value), so below the default's rung a smaller tol
+        never gives a lower lower end or a higher upper end."""
+        eps = check_real("eps", eps)
+        ends = [p._rung_delta_bracket(eps) for p in self._rungs]
+        return max(lo for lo, _ in ends), min(up for _, up in ends)
+
+    def epsilon_bracket(self, delta: float) -> tuple[float, float]:
+        """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``: the
+        intersection of the rungs' brackets (``_rung_epsilon_bracket``; each holds the exact
+        value), so below the default's rung a smaller tol never gives a lower lower end or a
+        higher upper end. Its width
+        is not bounded by tol: tol sets the grid (docs: measurements, accounting)."""
+        delta = check_real("delta", delta, low=0.0, high=1.0)
+        ends = [p._rung_epsilon_bracket(delta) for p in self._rungs]
+        return max(lo for lo, _ in ends), min(up for _, up in ends)
 
     @cached_property
     def tradeoff(self) -> PiecewiseLinearTradeoff:

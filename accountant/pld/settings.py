@@ -9,7 +9,8 @@ import math
 from accountant.core.validation import check_real
 from accountant.pld.grid.law import TAIL_BUDGET
 
-#: Default target width (in epsilon) of the certified bracket, which sets the grid.
+#: Default accuracy: the tol the grid is set for (GRID_CONST); the bracket's width is measured
+#: against it, not bounded by it (docs: measurements, accounting).
 DEFAULT_TOL = 3e-5
 #: Smallest tol accepted (the grid is also limited by MIN_H and MAX_POINTS).
 MIN_TOL = 1e-9
@@ -58,6 +59,29 @@ REFINED_MAX_POINTS = 2 ** 20
 #: ``epsilon`` halves the pessimistic grid up to this many times where a small epsilon magnifies
 #: its error (``PLD._pessimistic_finer``; also within MAX_POINTS and REFINED_MAX_POINTS)
 PESSIMISTIC_MORE = 4
+
+
+#: ``tol`` is read on the ladder DEFAULT_TOL * TOL_LADDER^(LADDER_TOP - j), j = 0, 1, ... (the
+#: default on rung LADDER_TOP, the top rung below 1): the grid is set by the rung nearest tol (in
+#: log, ``ladder_rung``), so consecutive rungs' grid widths differ by a factor of 2 (nested grids
+#: where no bound of the width applies); below the default's rung the PLD's bounds at tol are the
+#: tightest of the bounds at every rung from the default's down to tol's, so refining tol never
+#: gives a wider bracket (``PLD._rungs``).
+TOL_LADDER = 4.0
+LADDER_TOP = 7
+
+
+def ladder_rung(tol: float) -> int:
+    """The rung j of the ladder a tol in (0, 1] is read at: the nearest in log (ties to the finer
+    one), at least 0; a smaller tol never has a lower rung, and the rung's tol is within a factor
+    TOL_LADDER^(1/2) of tol (below the top rung)."""
+    return max(0, round(LADDER_TOP - math.log(tol / DEFAULT_TOL, TOL_LADDER) + 1e-9))
+
+
+def rung_tol(rung: int) -> float:
+    """The tol of a rung of the ladder: DEFAULT_TOL * TOL_LADDER^(LADDER_TOP - rung) (exact: a
+    power of 2 times DEFAULT_TOL)."""
+    return DEFAULT_TOL * TOL_LADDER ** (LADDER_TOP - rung)
 
 
 def check_tol(tol: float) -> float:

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from accountant.core.recurrence import linear_recurrence
 from accountant.core.rounding import exp_rn, expm1_rn
 from accountant.core.types import MACHINE_EPSILON, UNIT_ROUNDOFF, FloatArray
 from accountant.pld.grid.law import EPS_EXT
@@ -106,10 +107,8 @@ def node_profile(mu: FloatArray, h: float) -> FloatArray:
     each), padded for the n steps. Products that underflow err absolutely,
     by at most half the smallest subnormal each (2 per step, damped by e^{-h} < 1): 4 (n + 4) of
     it are added (hypothesis found mu = (0, 5e-324), h = 0.5 bounded by 0 at node 0)."""
-    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
-
     tails = np.concatenate([np.cumsum(mu[::-1])[::-1][1:], [0.0]])
-    p = signal.lfilter([1.0], [1.0, -exp_rn(-h)], (-expm1_rn(-h) * tails)[::-1])[::-1]
+    p = linear_recurrence((-expm1_rn(-h) * tails)[::-1], exp_rn(-h))[::-1]
     return np.asarray(p * (1.0 + 2.0 * MACHINE_EPSILON * (mu.size + 4))
                       + 4.0 * (mu.size + 4) * math.ulp(0.0), dtype=np.float64)
 
@@ -126,15 +125,13 @@ def node_values(x: FloatArray, pn: FloatArray, nodes: FloatArray,
     not 1 - e^{-h}, which cancels to a relative error u / h, 5e-11 at h = 1e-6), the product and
     the sum, so by 3 u (n - j) + 4 u; the sums from the top add (n - j) u, the contents 6 u:
     4 u (n - j) + 10 u, padded to 5 u (n - j + 4). (With libm constants, LIBM_REL each, it would
-    be (LIBM_REL + 3 u) per step; numpy's cumsum and scipy's lfilter sum in order.) Products
+    be (LIBM_REL + 3 u) per step; numpy's cumsum and ``linear_recurrence`` sum in order.) Products
     below the normal range err absolutely, by half the smallest subnormal each: W's are damped
     by e^{-h} per step (at most 1 / (2 (1 - e^{-h})) of it in all), so each term of D errs by at
     most one subnormal and d_j by (n - j + 1): floor = 4 (n + 4) subnormals (hypothesis: a lone
     top atom of 5e-324 at h = 0.5 gave d_0 = 0)."""
-    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
-
     n = x.size
-    w = signal.lfilter([1.0], [1.0, -exp_rn(-h)], (np.concatenate([pn, [0.0]]) + nodes)[::-1])
+    w = linear_recurrence((np.concatenate([pn, [0.0]]) + nodes)[::-1], exp_rn(-h))
     d = np.concatenate([np.cumsum((x + -expm1_rn(-h) * w[::-1][1:])[::-1])[::-1], [0.0]])
     rec = 2.5 * MACHINE_EPSILON * (n + 4 - np.arange(n + 1))
     return (np.asarray(d, dtype=np.float64), np.asarray(rec, dtype=np.float64),

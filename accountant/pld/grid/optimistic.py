@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from accountant.core.recurrence import linear_recurrence
 from accountant.core.rounding import LIBM_REL, exp_rn, expm1_rn
 from accountant.core.types import MACHINE_EPSILON, UNIT_ROUNDOFF
 from accountant.pld.grid.cells import (
@@ -136,14 +137,12 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     # (1 - lam) (midpoint's pair) + lam (lower tangent's pair) is one; where the midpoint asks
     # more of node J than room_J (an estimate from the contents: it only chooses), lam is the
     # least that asks room_J of it (taken where node J + 1 can reach its share).
-    from scipy import signal  # imported here: scipy.signal takes ~0.3 s to import
-
     e_hf = math.exp(hf)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # e^{h/2} and its expm1 within LIBM_REL each, 4 roundings of non-negative terms
         def_whole = (def_up[1::2] + e_hf * def_up[0::2] + math.expm1(hf) * (qf_up[0::2] + mid)) * (
             1.0 + 2.0 * LIBM_REL + 8.0 * MACHINE_EPSILON)
-        below_p = signal.lfilter([1.0], [1.0, -math.exp(h)], pn + nodes[:-1])
+        below_p = linear_recurrence(pn + nodes[:-1], math.exp(h))
         room = math.exp(h) * below_p - np.cumsum(q + nodes[:-1])  # room_{J+1}, J = 0 .. n - 1
         room = np.maximum(np.concatenate([[0.0], room[:-1]]), 0.0)  # room_J, J = 0 .. n - 1
         lam = np.clip(1.0 - room / need_lo[:-1], 0.0, 1.0)

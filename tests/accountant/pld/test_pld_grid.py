@@ -218,7 +218,11 @@ def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
     lo, up = pld.epsilon_bracket(1e-5)
     base = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
     assert abs(lo - base) <= 1e-9 and up - lo > 10 * pld.tol  # 15.6 tol without the refinement
-    assert not any(key[4] for key in pld.__dict__["_law_cache"])
+    # no law on a grid finer than the top rung's base grids (key: ..., precise, h, ...)
+    from accountant.pld.settings import OPTIMISTIC_REFINE
+
+    h = pld._grid[0]
+    assert all(k[4] >= h / (1 if k[1] else OPTIMISTIC_REFINE) for k in pld.__dict__["_law_cache"])
 
 
 def _subsampled_gaussian_profile(eps: float, mu: float, q: float) -> float:
@@ -407,7 +411,8 @@ def test_pessimistic_refinement_is_skipped_where_the_estimate_is_within_tol() ->
     # 0.5 tol), so no finer pessimistic law is built (the benchmark's time is kept)
     pld = compose([subsample(GDP(1.0), 0.01)] * 1000)
     pld.epsilon(1e-5)
-    assert not any(key[4] for key in pld.__dict__["_law_cache"])
+    # no pessimistic law on a grid finer than the top rung's (key: ..., precise, h, ...)
+    assert all(k[4] >= pld._grid[0] for k in pld.__dict__["_law_cache"] if k[1])
 
 
 @pytest.mark.parametrize("mu", [0.01, 0.3, 2.0])

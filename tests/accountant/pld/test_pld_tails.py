@@ -179,7 +179,7 @@ def test_precise_laws_only_for_small_deltas() -> None:
     assert pld.epsilon(1e-5) >= 6.1877124
     assert not any(key[3] for key in pld.__dict__["_law_cache"])
     up = pld.epsilon(1e-15)
-    assert ("remove", True, False, True, 0) in pld.__dict__["_law_cache"]
+    assert any(k[:4] == ("remove", True, False, True) for k in pld.__dict__["_law_cache"])
     assert 11.75997850220249 <= up <= 11.75997850220249 + 1e-3
 
 
@@ -199,7 +199,7 @@ def test_default_laws_cut_more_and_serve_deltas_above_their_cut() -> None:
     assert 1.8282367 <= pld.epsilon(1e-5) <= 1.8282367 + 2e-5
     assert not any(key[3] for key in pld.__dict__["_law_cache"])
     pld.epsilon(DEFAULT_LAW_DELTA * 0.99)
-    assert ("remove", True, False, True, 0) in pld.__dict__["_law_cache"]
+    assert any(k[:4] == ("remove", True, False, True) for k in pld.__dict__["_law_cache"])
     default, precise = pld.law("remove"), pld.law("remove", precise=True)
     assert default.masses.size < 0.8 * precise.masses.size
     # the plain FFTs' round-off stays within the budget (the sliced products' is far below it)
@@ -224,7 +224,8 @@ def test_far_tail_bound_shrinks_with_tol() -> None:
     pld = compose([subsample(GDP(1.0), 0.01)] * 10_000)
     ups = [replace(pld, tol=tol).epsilon(1e-15) for tol in (3e-5, 1e-5, 3e-6)]
     assert all(truth <= up <= truth + 1e-3 for up in ups), ups
-    assert ups[0] > ups[1] > ups[2], ups
+    # (a smaller tol never gives a higher bound: the finest rung's, 1.9e-6, is no tighter here)
+    assert ups[0] > ups[1] >= ups[2], ups
 
 
 def test_both_charges_are_carried_and_the_smaller_is_used() -> None:
