@@ -69,7 +69,7 @@ from .regions import (
     thresholds,
     value_at,
 )
-from .renyi import claimed_renyi
+from .renyi import claimed_renyi, rho_lower_bound
 from .reports import AuditReport, Finding, TestPoint
 from .sampling import Progress, Sampler, follows_seed, make_tasks, root_seed, sampling_mode
 from .scores import FAMILIES, Family, Score, fit_scores
@@ -249,7 +249,8 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     return AuditReport(
         claim=claim, violation=any(p.claim_margin > 0.0 for p in points), confidence=float(confidence),
         epsilon_lower=max(p.epsilon_lower for p in points), delta=d_report,
-        mu_lower=max(p.mu_lower for p in points), p_value=min(p.p_value for p in points),
+        mu_lower=max(p.mu_lower for p in points), rho_lower=rho_lower_bound(points),
+        p_value=min(p.p_value for p in points),
         witness=witness, points=tuple(points), distributional=dist, representation=rep,
         floating_point=floating_point, seeded=seeded,
         pairs=tuple(_short_repr(pairs[i]) for i in range(len(pairs))), candidate_pairs=len(pairs),

@@ -11,6 +11,11 @@ D_a at the level of the box. A zCDP claim rho says D_a <= rho a for every a > 1
 [@bun2016concentrated, Def. 1.1], an RDP claim D_a <= eps(a); either divergence direction counts,
 since neighbouring is symmetric. The order a is chosen on the selection draws, with the region.
 
+Every test box bounds rho too (``rho_lower_bound``): a rho-zCDP mechanism has D_a <= rho a at every
+order, so d_a of the box's separating corner, over a, is a lower confidence bound on rho at the
+box's level; a Renyi test's own bound on D_a gives D_a / a. All boxes hold together, so the largest
+of these holds at the audit's confidence.
+
 With m bins (``multibin_renyi_lower``), D_a(P || Q) >= D_a(p || q) for the bin masses p, q; per-bin
 one-sided Clopper-Pearson bounds (Bonferroni) give a confidence set for (p, q), and the bound is a
 certified minimum of D_a over that set (``certified_min_renyi``, Lagrange duality): more bins see
@@ -19,7 +24,7 @@ more of the divergence than two, at the price of a level divided by m per bin.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,6 +33,7 @@ from accountant import RDP, ZCDP, Guarantee
 from accountant.core.types import FloatArray
 
 from . import stats
+from .reports import TestPoint
 
 #: Orders tried for a zCDP claim or an RDP claim given as a function.
 ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0)
@@ -68,7 +74,32 @@ def renyi_lower_bound(p_near: ArrayLike, q_near: ArrayLike, p_larger: ArrayLike,
     return np.asarray(np.where(sep, d, 0.0), dtype=np.float64)
 
 
-#: Relative slack subtracted from a certified minimum for the rounding of its float evaluation
+def rho_lower_bound(points: Sequence[TestPoint]) -> float:
+    """The largest rho a zCDP guarantee of the mechanism must have, at the boxes' joint confidence:
+    over the points, D_a lower bound / a for a Renyi test, and for a curve test
+    max over ``ORDERS`` of d_a(separating corner of its box) / a (module docstring), where the box is
+    P(A) in [alpha_lower, alpha_upper] and Q(A) = 1 - beta in [1 - beta_upper, 1 - beta_lower].
+    Shrunk by a relative ``ROUNDING_SLACK`` for the float evaluation of d_a."""
+    best = 0.0
+    orders = np.asarray(ORDERS)
+    for t in points:
+        if t.renyi_order is not None and t.renyi_lower is not None:
+            best = max(best, t.renyi_lower / t.renyi_order)
+            continue
+        q_lo, q_hi = 1.0 - t.beta_upper, 1.0 - t.beta_lower
+        if t.alpha_lower > q_hi:
+            p_near, q_near, larger = t.alpha_lower, q_hi, True
+        elif q_lo > t.alpha_upper:
+            p_near, q_near, larger = t.alpha_upper, q_lo, False
+        else:
+            continue  # the box does not separate P(A) from Q(A)
+        for a in orders:
+            best = max(best, float(renyi_lower_bound(p_near, q_near, larger, float(a))) / float(a))
+    return best * (1.0 - ROUNDING_SLACK)
+
+
+#: Relative slack subtracted from a certified minimum (or a rho bound) for the rounding of its float
+#: evaluation
 #: (sums of at most a few hundred terms, each correct to a few ulps: far below 1e-12 relative;
 #: the stationary points of ``_dual``'s edges are within ulps, h is flat there to first order).
 ROUNDING_SLACK = 1e-12

@@ -70,7 +70,8 @@ class Finding:
 @dataclass(frozen=True)
 class AuditReport:
     """Result of ``audit``. ``violation`` is True when the claim is refuted at ``confidence``;
-    ``epsilon_lower`` (at ``delta``) and ``mu_lower`` hold at ``confidence`` together with it."""
+    ``epsilon_lower`` (at ``delta``), ``mu_lower`` (GDP) and ``rho_lower`` (zCDP: the smallest rho
+    any zCDP guarantee of the mechanism can have) hold at ``confidence`` together with it."""
 
     claim: Guarantee
     violation: bool
@@ -96,6 +97,7 @@ class AuditReport:
     #: False when the mechanism's outputs do not follow the audit's seed (a library with a random
     #: source of its own, e.g. OpenDP or PyDP): the report cannot be reproduced from the seed
     seeded: bool = True
+    rho_lower: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
@@ -120,6 +122,7 @@ class AuditReport:
             f"audit of claim {self.claim} at confidence {self.confidence:g}: {verdict}",
             f"  epsilon lower bound (delta={self.delta:g}): {self.epsilon_lower:.4g}",
             f"  mu lower bound (GDP): {self.mu_lower:.4g}",
+            f"  rho lower bound (zCDP): {self.rho_lower:.4g}",
             f"  adjusted p-value: {self.p_value:.3g}   tests: {self.n_tests}   "
             f"pairs screened: {self.candidate_pairs}",
             f"  samples: {self.samples_per_input} per input, {self.samples_total} in all, "
