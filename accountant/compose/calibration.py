@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from accountant.core.search import bisect_count
 from accountant.core.validation import check_real
 from accountant.notions.guarantees import Guarantee
 from accountant.notions.ordering import implies
@@ -128,11 +129,4 @@ def calibrate_count(make_guarantee: Callable[[int], Guarantee], target: Guarante
         return implies(make_guarantee(int(x)), target)
 
     s, u = _ends(ok, lo, hi, increasing)
-    safe, unsafe = int(s), int(u)
-    while abs(unsafe - safe) > 1:
-        mid = (safe + unsafe) // 2
-        if ok(mid):
-            safe = mid
-        else:
-            unsafe = mid
-    return safe
+    return bisect_count(ok, int(s), int(u))

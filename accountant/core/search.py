@@ -1,5 +1,6 @@
 """The one bracket search of the accountant: the smallest epsilon with delta(epsilon) <= delta, keeping the
-pessimistic end (each returned end is one where delta was evaluated on its side).
+pessimistic end (each returned end is one where delta was evaluated on its side); and the bisection on
+integers (``bisect_count``) that counts (steps, draws) are solved by.
 """
 
 from __future__ import annotations
@@ -81,3 +82,17 @@ def narrow_bracket(f: Callable[[float], float], target: float, low: tuple[float,
         if margin > 0.0 and ends[0][0] < nxt < ends[1][0]:
             probe(nxt, False)
         bisect = ends[1][0] - ends[0][0] > 0.6 * width
+
+
+def bisect_count(ok: Callable[[int], bool], good: int, bad: int, rel: float = 0.0) -> int:
+    """An integer where ``ok`` holds, from ``good`` (where it holds) and ``bad`` (where it fails) on
+    either side, for ``ok`` that changes once between them: bisection until the two are at most
+    max(1, rel * min(good, bad)) apart; the end where ``ok`` holds is returned (exactly the one
+    next to the change when ``rel`` is 0)."""
+    while abs(bad - good) > max(1, int(rel * min(good, bad))):
+        mid = (good + bad) // 2
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
+    return good

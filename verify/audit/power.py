@@ -33,6 +33,7 @@ import numpy as np
 from scipy import stats as sps
 
 from accountant import Guarantee
+from accountant.core.search import bisect_count
 from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
@@ -185,11 +186,5 @@ def samples_needed(claim: Guarantee, truth: Guarantee, confidence: float = 0.95,
                              f"{MAX_SAMPLES:.0e} draws per input for power {power:g}: the violation is "
                              "too small to plan for")
         hi = min(MAX_SAMPLES, hi * 4)
-    lo = hi // 4 if hi > 16 else 3
-    while hi - lo > max(1, lo // 200):  # to 0.5% of the count: the model is no finer than that
-        mid = (lo + hi) // 2
-        if reaches(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    # to 0.5% of the count: the model is no finer than that
+    return bisect_count(reaches, hi, hi // 4 if hi > 16 else 3, rel=0.005)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP
-from accountant.core.search import EPSILON_RTOL, narrow_bracket, smallest_epsilon
+from accountant.core.search import EPSILON_RTOL, bisect_count, narrow_bracket, smallest_epsilon
 
 PROFILES = {
     # name: (delta(eps), exact crossing of a target)
@@ -71,3 +71,20 @@ def test_narrow_bracket_keeps_each_end_on_its_side() -> None:
 def test_a_nan_profile_is_refused() -> None:
     with pytest.raises(ValueError, match="NaN at eps"):
         smallest_epsilon(lambda e: math.nan if 0.0 < e < 1.0 else (1.0 if e == 0.0 else 0.0), 0.5)
+
+
+@given(st.integers(-10**6, 10**6), st.integers(1, 10**6), st.integers(1, 10**6), st.booleans())
+def test_bisect_count_finds_the_change(change: int, below: int, above: int, up: bool) -> None:
+    """ok holds from ``change`` on (or up to it when ``up`` is False): with rel = 0 the search ends
+    exactly at the change, from any pair of ends on either side."""
+    def ok(n: int) -> bool:
+        return n >= change if up else n <= change
+
+    good, bad = (change + above, change - below) if up else (change - below, change + above)
+    assert bisect_count(ok, good, bad) == change
+
+
+def test_bisect_count_with_a_relative_gap() -> None:
+    """rel = 0.01 stops within 1% of the change, on the side where ok holds."""
+    got = bisect_count(lambda n: n >= 123_457, 10**7, 1, rel=0.01)
+    assert 123_457 <= got <= 123_457 * 1.011
