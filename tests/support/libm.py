@@ -29,9 +29,9 @@ def libm_off(direction: float) -> Iterator[None]:
             return y if np.ndim(y) else y[()]
         return g
 
-    def moved_math(f: Callable[[float], float]) -> Callable[[float], float]:
-        def g(x: float) -> float:
-            y = f(x)
+    def moved_math(f: Callable[..., float]) -> Callable[..., float]:
+        def g(x: float, *args: float) -> float:  # math.log(x, base) too
+            y = f(x, *args)
             for _ in range(LIBM_ULP - 1):
                 y = math.nextafter(y, direction) if math.isfinite(y) else y
             return y
