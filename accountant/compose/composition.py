@@ -111,8 +111,9 @@ def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact",
       - ``"rdp"``: convert each guarantee to RDP, add, convert back [@mironov2017renyi; @canonne2020discrete].
 
     ``tol`` (PLD results only: ``"pld"``, and ``"exact"`` where no closed form exists) is the
-    target width in epsilon of the certified bracket ``epsilon_bracket(delta)``: it sets the grid,
-    and a smaller tol gives a narrower bracket, at a cost growing like 1/sqrt(tol). The default is
+    accuracy the PLD's grid is set by (``PLD``): below the default a smaller tol never gives a wider
+    bracket ``epsilon_bracket(delta)``, at a cost growing like 1/sqrt(tol); it is not a bound on
+    the bracket's width. The default is
     the smallest tol of the PLDs composed (``accountant.pld.DEFAULT_TOL`` for other guarantees).
 
     A ``CLTGDP`` (an approximation) composes only by ``"clt"``; every other method refuses it.

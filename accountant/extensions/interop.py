@@ -117,8 +117,8 @@ class OpacusAccountant:
         """Sound upper bound on the epsilon spent so far at ``delta``.
 
         The keywords of Opacus' accountants that mean something here are taken: ``eps_error`` (its
-        PRV accountant's accuracy) is the PLD's ``tol``, the target width of the bracket (the
-        bound is sound at any); ``poisson`` (its GDP accountant's) must agree with the
+        PRV accountant's accuracy) is the PLD's ``tol``, the accuracy its grid is set by (see
+        ``PLD``; the bound is sound at any); ``poisson`` (its GDP accountant's) must agree with the
         accountant's ``sampler`` (None: it does). Any other keyword is refused (TypeError), not
         ignored."""
         return self.guarantee(eps_error, poisson).epsilon(delta)

@@ -78,7 +78,7 @@ def subsample(mechanism: Guarantee, rate: float, scheme: Scheme = "poisson",
     ``rate`` is the sampling probability q (Poisson) or m/n (without replacement). The result
     composes with ``compose([...] * T)`` and its ``epsilon(delta)`` is a sound upper bound, with
     ``epsilon_bracket`` for the lower bound. A Gaussian (GDP) keeps its exact mixture tails.
-    ``tol`` is the target width of the bracket (see ``PLD``; default: the mechanism's PLD's). A
+    ``tol`` is the accuracy the grid is set by (see ``PLD``; default: the mechanism's PLD's). A
     composition takes the smallest tol of its parts unless ``compose(..., tol=...)`` sets one.
     ``adjacency`` ('add_remove' or 'replace') is the neighbouring relation of the subsampled
     mechanism (default: add/remove for Poisson, replace-one without replacement); Poisson under

@@ -151,13 +151,14 @@ def tol_value(value: float | None) -> float | None:
     from accountant.pld.settings import MIN_TOL
 
     if not MIN_TOL <= value <= 1.0:  # NaN fails too
-        raise CliError(f"--tol: the PLD accuracy must be a number in [{MIN_TOL:g}, 1] (the target "
-                       f"width in epsilon of its bracket), got {value!r}")
+        raise CliError(f"--tol: the PLD accuracy must be a number in [{MIN_TOL:g}, 1] (it sets the "
+                       f"grid of the numeric accountant), got {value!r}")
     return value
 
 
 def add_tol(p: argparse.ArgumentParser, default: float | None = None) -> None:
     """``--tol`` on a command that builds a PLD (checked by ``run_command`` before the command)."""
     p.add_argument("--tol", type=float, default=default, metavar="TOL",
-                   help="PLD accuracy: target width in epsilon of its certified bracket"
+                   help="PLD accuracy: sets the grid of the numeric accountant (a smaller tol, a "
+                        "finer grid; not a bound on the bracket's width)"
                    + ("" if default is not None else " (default: 3e-05)"))
