@@ -80,7 +80,9 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     q = lo_q + hi_q + mid
     pn = lo_pn + decay_f * (hi_pn + mid)
     x = lo_x + hi_x + -expm1_rn(-hf) * (hi_pn + mid)
-    nodes = nodesf[0::2]
+    nodes = nodesf[0::2].copy()
+    # (the arrays of half cells are large: each is dropped after its last use)
+    del pnf, xf, lo_pn, lo_x, hi_pn, hi_x
     # connect-the-dots masses of the cell measure: its profile D interpolates the truth at nodes
     b = np.minimum(x / -expm1_rn(-h), q)
     m = np.zeros(n + 1)
@@ -88,6 +90,7 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     m[1:] += b
     m += nodes
     d, rec, floor = node_values(x, pn, nodes, h)
+    del x, b
     # The profile D is convex in y = e^eps; on cell j it lies above T_j, its tangent at the
     # midpoint y_j e^{h/2} with slope -(P(L > mid) + theta P(L = mid)), theta = 1/(1 + e^{h/2})
     # (a subgradient; theta balances the two halves). T_j lies below D_j by the lower half's
@@ -158,6 +161,8 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     need = np.maximum(need_lo, need_hi)
     wanted = need * (1.0 + 1e-9) + margin
     c = np.minimum(wanted, d)
+    del (qf, lo_q, hi_q, mid, nodesf, xf_up, def_up, qf_up, bounds, t_mid, below_lo, below_hi, need_lo,
+         need_hi, ulps, margin, short, x_up, def_whole, below_p, room, lam, ask_hi, margin_mix, mix, need, pn)
     # the node values: D~ (exact, from the contents) >= (d - its recursions' error (rec) - the
     # residues' profile) / (1 + rel), d the profile in the form sum_{c >= J} [x_c + pn_c
     # (1 - e^{g_J - g_c})] over the half cells, which differs from D~'s by their residues
@@ -177,10 +182,12 @@ def optimistic_from_cells(cells: Cells, errors: ContentErrors) -> GridLaw:
     up = np.concatenate([[c[0]], e2 * dc])
     pre = (m - down) + up
     sigma = 12.0 * UNIT_ROUNDOFF * (np.abs(down) + np.abs(up)) * (1.0 + 1e-9)
+    del dc, down, up, m
     cpart = node_profile(sigma, h)
     xs, xs_err = node_exponentials(n + 1, h)
     jumps, hull = convexify(xs, pre / xs, h, xs_err)
     masses = xs * jumps
+    del pre, jumps, xs
     neg = float(-masses[masses < 0].sum())
     masses = np.maximum(masses, 0.0)
     # the nodes' error bounds E_J (y = 0 first: R's Q-mass above the first node, ``total``); the

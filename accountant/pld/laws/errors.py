@@ -326,10 +326,17 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
     # while the terms are tiny (flushed P-tails)
     ekp, ekp_round = scaled_p(g, np.abs(kp))
     with np.errstate(over="ignore", invalid="ignore"):
-        k = kq - np.sign(kp) * ekp
-        node = (profile + k + 4.0 * UNIT_ROUNDOFF * (np.abs(kq) + ekp) + ekp_round + kq_err
-                + scaled_up(g, kp_err) + rev(errors.round_q + UNIT_ROUNDOFF * q)
-                + scaled_up(g, rev(errors.round_p)) + rev(errors.pn_round + moved)) * (1.0 + 1e-9)
+        # summed in place, term by term from the left (the arrays are large)
+        node = profile + (kq - np.sign(kp) * ekp)
+        node += 4.0 * UNIT_ROUNDOFF * (np.abs(kq) + ekp)
+        del ekp
+        node += ekp_round
+        node += kq_err
+        node += scaled_up(g, kp_err)
+        node += rev(errors.round_q + UNIT_ROUNDOFF * q)
+        node += scaled_up(g, rev(errors.round_p))
+        node += rev(errors.pn_round + moved)
+        node *= 1.0 + 1e-9
     total = (float(q_tail_error + kq[0] + 4.0 * UNIT_ROUNDOFF * abs(kq[0]) + kq_err[0])
              + float(np.sum(errors.round_q))) * (1.0 + 1e-9)
     return (np.asarray(np.where(np.isnan(node), np.inf, node), dtype=np.float64),

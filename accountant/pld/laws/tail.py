@@ -99,7 +99,6 @@ class TailDirection(LossDirection):
         # difference the smaller of the two tails, so tiny cell masses keep their digits
         q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
         q = np.maximum(q, 0.0)
-        cells_q = q.copy()
         dg = product_error(np.arange(r * j0, r * j1 + 1, dtype=np.float64), hc)
         errors = cell_errors(g, tails, self.tail_accuracy(g, dg))
         raw = errors.pn  # e^g p of the P-masses differenced likewise
@@ -109,6 +108,7 @@ class TailDirection(LossDirection):
         atoms = atoms + self.atom_error() * (1.0 if pessimistic else -1.0)
         nodes = np.zeros(g.size)
         if pessimistic:  # r = 1: the cells are those of the law's grid
+            cells_q = q.copy()
             x = self._split_up(g, dg, h, q, x, errors.dx)
             lag = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
             # the Q-mass above the last node goes to +inf, where delta reads it without slack
@@ -142,8 +142,11 @@ class TailDirection(LossDirection):
                   np.nextafter(bounds[2] + aq_up, np.inf))
         self._forget()
         k = atoms.size + 8
-        law = from_cells(Cells(h, j0, q, pn, x, inf=self.q_inf, q_above=float(sq[-1]),
-                               q_below=float(fq[0]), node_q=nodes), pessimistic=False,
+        q_above, q_below = float(sq[-1]), float(fq[0])
+        # the construction below holds several arrays of this size: the ones read so far go first
+        del g, dg, tails, fq, sq, errors, raw, moved, profile, aq, apn, ax, ax_up, adef_up, aq_up
+        law = from_cells(Cells(h, j0, q, pn, x, inf=self.q_inf, q_above=q_above,
+                               q_below=q_below, node_q=nodes), pessimistic=False,
                          errors=ContentErrors(k * MACHINE_EPSILON, (k + 8) * MACHINE_EPSILON,
                                               node_err + extra, total_err + extra, bounds))
         return replace(law, lag=lag)
