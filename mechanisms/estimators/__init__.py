@@ -19,6 +19,7 @@ from .robust import (
     smooth_sensitivity,
 )
 from .sgd import DPSGD
+from .smooth_vector import SmoothSensitivityVector, coordinate_quantile_release
 from .sparse import SparseMean, TruncatedMean
 from .stability import (
     ADist,
@@ -52,10 +53,12 @@ __all__: list[str] = [
     "ProposeTestRelease",
     "ScaleIQR",
     "SmoothSensitivityMedian",
+    "SmoothSensitivityVector",
     "SparseMean",
     "SubsampleAndAggregate",
     "TruncatedMean",
     "WaldTest",
+    "coordinate_quantile_release",
     "default_iterations",
     "distance_to_sensitivity_above",
     "fit_nonprivate",
