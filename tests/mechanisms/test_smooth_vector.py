@@ -100,7 +100,7 @@ def test_accuracy_matches_the_closed_form() -> None:
     assert scale < 0.1
     out = m.sample(d, rng, size=400)
     ss = float((((out - np.median(d, axis=0)) / scale) ** 2).sum())
-    lo, hi = stats.chi2.ppf([0.0005, 0.9995], 1200)
+    lo, hi = float(stats.chi2.ppf(0.0005, 1200)), float(stats.chi2.ppf(0.9995, 1200))
     assert lo < ss < hi
 
 
