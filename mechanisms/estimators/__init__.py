@@ -33,6 +33,7 @@ from .stability import (
     order_statistic_local_sensitivity,
     trimmed_mean_aggregator,
 )
+from .winsorised import WinsorisedMean, winsorised_mean
 
 __all__: list[str] = [
     "DPSGD",
@@ -58,6 +59,7 @@ __all__: list[str] = [
     "SubsampleAndAggregate",
     "TruncatedMean",
     "WaldTest",
+    "WinsorisedMean",
     "coordinate_quantile_release",
     "default_iterations",
     "distance_to_sensitivity_above",
@@ -70,4 +72,5 @@ __all__: list[str] = [
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
     "wald_test",
+    "winsorised_mean",
 ]
