@@ -8,6 +8,7 @@ its sensitivity and the guarantee its paper proves; the modules cite their sourc
 from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
+from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .robust import (
     ExponentialQuantile,
@@ -45,6 +46,8 @@ __all__: list[str] = [
     "ExponentialQuantile",
     "HuberLocation",
     "HuberRegression",
+    "LocalGradientRandomiser",
+    "LocalNoisyGD",
     "LogisticRegression",
     "NoisyGD",
     "NoisyNewton",
@@ -65,6 +68,7 @@ __all__: list[str] = [
     "distance_to_sensitivity_above",
     "fit_nonprivate",
     "iqr_distance",
+    "local_noisy_gd_rate",
     "median_smooth_sensitivity",
     "mode_aggregator",
     "mode_with_distance",
