@@ -86,7 +86,7 @@ class SmoothSensitivityVector(Mechanism):
         object.__setattr__(self, "eps", check_real("eps", self.eps, low=0.0, high=1.0, low_open=True))
         object.__setattr__(self, "delta", check_delta(self.delta))
         object.__setattr__(self, "global_bound", check_real("global_bound", self.global_bound, low=0.0,
-                                                            high=1e150, low_open=True))
+                                                            high=1e300, low_open=True))
         object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=1e-150,
                                                           high=self.global_bound))
         if self.xi is not None:
@@ -180,9 +180,12 @@ def coordinate_quantile_release(lower: float, upper: float, n: int, dim: int, ep
     replaced record moves coordinate j by at most LS_j <= S_j, so LS_2 <= S; and S_j(x) <= e^xi S_j(x')
     for every j gives S(x) <= e^xi S(x'). Global L2 sensitivity sqrt(p) (upper - lower); default
     resolution (upper - lower) 2^-24."""
+    lo = check_real("lower", lower, low=-1e150, high=1e150)
+    hi = check_real("upper", upper, low=-1e150, high=1e150)
+    if not lo < hi:
+        raise ValueError(f"lower must be < upper, got lower = {lower!r}, upper = {upper!r}")
     dim = check_count("dim", dim, low=1, high=MAX_DIM)
-    domain = Domain(lower, upper, n, d=dim, clip=True)
-    lo, hi = float(lower), float(upper)
+    domain = Domain(lo, hi, n, d=dim, clip=True)
     rank = max(1, math.ceil(Fraction(check_real("q", q, low=0.0, high=1.0, low_open=True, high_open=True))
                             * check_count("n", n, low=1, high=10**9)))
 
