@@ -56,6 +56,7 @@ PAGES = {
     "bcdp": "bcdp",
     "one_run": "one_run",
     "shuffle": "samplers",
+    "estimator_pieces": "estimator_pieces",
 }
 
 #: Distribution name of each library a benchmark may import (module name -> distribution).

@@ -8,6 +8,7 @@ its sensitivity and the guarantee its paper proves; the modules cite their sourc
 from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
+from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .robust import (
     ExponentialQuantile,
@@ -19,6 +20,7 @@ from .robust import (
     smooth_sensitivity,
 )
 from .sgd import DPSGD
+from .smooth_vector import SmoothSensitivityVector, coordinate_quantile_release
 from .sparse import SparseMean, TruncatedMean
 from .stability import (
     ADist,
@@ -32,6 +34,7 @@ from .stability import (
     order_statistic_local_sensitivity,
     trimmed_mean_aggregator,
 )
+from .winsorised import WinsorisedMean, winsorised_mean
 
 __all__: list[str] = [
     "DPSGD",
@@ -43,6 +46,8 @@ __all__: list[str] = [
     "ExponentialQuantile",
     "HuberLocation",
     "HuberRegression",
+    "LocalGradientRandomiser",
+    "LocalNoisyGD",
     "LogisticRegression",
     "NoisyGD",
     "NoisyNewton",
@@ -52,14 +57,18 @@ __all__: list[str] = [
     "ProposeTestRelease",
     "ScaleIQR",
     "SmoothSensitivityMedian",
+    "SmoothSensitivityVector",
     "SparseMean",
     "SubsampleAndAggregate",
     "TruncatedMean",
     "WaldTest",
+    "WinsorisedMean",
+    "coordinate_quantile_release",
     "default_iterations",
     "distance_to_sensitivity_above",
     "fit_nonprivate",
     "iqr_distance",
+    "local_noisy_gd_rate",
     "median_smooth_sensitivity",
     "mode_aggregator",
     "mode_with_distance",
@@ -67,4 +76,5 @@ __all__: list[str] = [
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
     "wald_test",
+    "winsorised_mean",
 ]

@@ -99,6 +99,11 @@ BUILDERS: dict[str, Callable[[], list[Mechanism]]] = {
     "ScaleIQR": lambda: [mechanisms.ScaleIQR(1.0, 1e-6)],
     "SmoothSensitivityMedian": lambda: [mechanisms.SmoothSensitivityMedian(0.0, 1.0, 100, 1.0, 1e-6, q=0.5)],
     "SparseMean": lambda: [mechanisms.SparseMean(1.0, 50, 100, 3, 1.0, 1e-6)],
+    "SmoothSensitivityVector": lambda: [mechanisms.coordinate_quantile_release(0.0, 1.0, 100, 3, 1.0, 1e-6)],
+    "WinsorisedMean": lambda: [mechanisms.WinsorisedMean(-2.0, 4.0, 100, 1.0)],
+    "LocalGradientRandomiser": lambda: [mechanisms.LocalGradientRandomiser(1, 1.0, 2.0),
+                                        mechanisms.LocalGradientRandomiser(3, 1.0, 2.0)],
+    "LocalNoisyGD": lambda: [mechanisms.LocalNoisyGD(HuberLocation(), 100, 1.0, 5, step=1.0)],
     "SubsampleAndAggregate": lambda: [mechanisms.SubsampleAndAggregate(
         np.mean, 10, ExponentialQuantile(-2.0, 4.0, 10, 1.0))],
     "TruncatedMean": lambda: [mechanisms.TruncatedMean(1.0, 5, 100, 1.0, 1e-6)],
