@@ -92,7 +92,18 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
     )
     from .notions.discrete_gaussian import discrete_gaussian_is_gdp, discrete_gaussian_window
     from .notions.finite_loss import FiniteLossTradeoff
-    from .notions.guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+    from .notions.guarantees import (
+        CLTGDP,
+        FDP,
+        GDP,
+        RDP,
+        ZCDP,
+        ApproxDP,
+        Approximate,
+        AsymptoticDP,
+        Guarantee,
+        PureDP,
+    )
     from .notions.ordering import Implication, implication, implies, register_target
     from .notions.tradeoff import (
         CallableTradeoff,
@@ -123,6 +134,8 @@ __all__ = [
     "ZCDP",
     "ApproxDP",
     "ApproxDPPair",
+    "Approximate",
+    "AsymptoticDP",
     "BCDPCompositionError",
     "BayesianDP",
     "BoundedRange",

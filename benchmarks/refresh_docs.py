@@ -53,6 +53,7 @@ PAGES = {
     "audit_search": "audit",
     "estimators": "estimators",
     "inference": "inference",
+    "one_shot_audit": "one_shot_audit",
     "bcdp": "bcdp",
     "one_run": "one_run",
     "shuffle": "samplers",

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from accountant import CLTGDP, FDP, ApproxDP, Guarantee, Implication, PureDP, implication
+from accountant import FDP, ApproxDP, Approximate, Guarantee, Implication, PureDP, implication
 from accountant.core.validation import check_real
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff
 
@@ -63,8 +63,9 @@ class Certificate:
 
 
 def _implication(g: Guarantee, claim: Guarantee) -> Implication:
-    """The ordering's answer; an approximation (a CLT GDP) is not a bound, so it implies nothing."""
-    if isinstance(g, CLTGDP):
+    """The ordering's answer; an approximation (a CLT GDP, an asymptotic DP) is not a bound, so it
+    implies nothing."""
+    if isinstance(g, Approximate):
         return Implication(False, "approximate guarantee (not a bound)")
     return implication(g, claim)
 
@@ -82,7 +83,7 @@ def compare(guarantee: Guarantee, claim: Guarantee) -> tuple[bool, str, Piecewis
     guarantee itself, else on the piecewise-linear lower envelope of its curve (returned when that
     was compared too, for the witness)."""
     first = _implication(guarantee, claim)
-    if first.holds or isinstance(guarantee, CLTGDP):
+    if first.holds or isinstance(guarantee, Approximate):
         return first.holds, first.detail, None
     envelope = guarantee.tradeoff.lower_envelope()
     by_curve = implication(FDP(envelope), claim)
@@ -112,9 +113,10 @@ def certify(mechanism: DeclaredMechanism | Guarantee, claim: Guarantee, *,
             raise TypeError("mechanism.guarantee() must return an accountant guarantee, "
                             f"got {type(g).__name__}")
         # every sound guarantee the mechanism declares is tried: the exact one first (it is also
-        # the one reported when none implies the claim), then its closed form, then its PLD
+        # the one reported when none implies the claim), then its closed form, then its PLD (an
+        # approximation has neither: it is not a bound)
         candidates = [g]
-        for name in ("closed_form_guarantee", "pld"):
+        for name in () if isinstance(g, Approximate) else ("closed_form_guarantee", "pld"):
             fn = getattr(mechanism, name, None)
             if callable(fn):
                 try:

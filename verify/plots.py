@@ -14,7 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from accountant import CLTGDP, FDP, GDP, PLD, RDP, ZCDP, ApproxDP, Guarantee, PureDP, dpsgd_epsilon
+from accountant import (
+    CLTGDP,
+    FDP,
+    GDP,
+    PLD,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    Approximate,
+    Guarantee,
+    PureDP,
+    dpsgd_epsilon,
+)
 from accountant.core.types import FloatArray
 
 from .audit import AuditReport
@@ -112,6 +124,7 @@ def _numeric(g: Guarantee) -> str:
 
 
 @profile_kind.register(CLTGDP)
+@profile_kind.register(Approximate)
 def _approximation(g: Guarantee) -> str:
     return "approximation"
 

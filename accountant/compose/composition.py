@@ -17,7 +17,17 @@ from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_count
 from accountant.notions.conversions import to_rdp
 from accountant.notions.finite_loss import FiniteLossTradeoff
-from accountant.notions.guarantees import CLTGDP, FDP, GDP, RDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant.notions.guarantees import (
+    CLTGDP,
+    FDP,
+    GDP,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    Approximate,
+    Guarantee,
+    PureDP,
+)
 from accountant.notions.tradeoff import ProfileTradeoff
 from accountant.pld.distribution import PLD, compose_plds
 from accountant.pld.settings import check_tol
@@ -116,7 +126,8 @@ def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact",
     the bracket's width. The default is
     the smallest tol of the PLDs composed (``accountant.pld.DEFAULT_TOL`` for other guarantees).
 
-    A ``CLTGDP`` (an approximation) composes only by ``"clt"``; every other method refuses it.
+    A ``CLTGDP`` (an approximation) composes only by ``"clt"``; every other method refuses it. Any
+    other ``Approximate`` guarantee (e.g. an ``AsymptoticDP``) is refused by every method.
     """
     gs = _guarantee_list(guarantees)
     if tol is not None:
@@ -124,6 +135,9 @@ def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact",
         if method not in ("exact", "pld"):
             raise ValueError(f"tol applies to PLD compositions (method 'pld' or 'exact'), "
                              f"not to method={method!r}")
+    limit = next((g for g in gs if isinstance(g, Approximate) and not isinstance(g, CLTGDP)), None)
+    if limit is not None:
+        raise ValueError(f"cannot compose by method={method!r}: {limit.refusal()}")
     if method != "clt" and any(issubclass(k, CLTGDP) for k in set(map(type, gs))):
         raise ValueError(f"a CLTGDP is an approximation, not a bound, and cannot be composed by "
                          f"method={method!r}; use method='clt', or its .rigorous() guarantee")

@@ -26,7 +26,7 @@ from accountant.compose.serialisation import guarantee_from_dict, guarantee_to_d
 from accountant.core.rounding import hypot_up, sum_up
 from accountant.core.validation import check_count, check_real
 from accountant.notions.conversions import gdp_to_zcdp, pure_dp_to_zcdp
-from accountant.notions.guarantees import CLTGDP, FDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant.notions.guarantees import FDP, GDP, ZCDP, ApproxDP, Approximate, Guarantee, PureDP
 from accountant.notions.ordering import can_be_target, implication
 from accountant.pld.distribution import PLD, pld_from_guarantee
 from accountant.pld.incremental import IncrementalPLD
@@ -48,9 +48,9 @@ class Release:
         if not isinstance(self.guarantee, Guarantee):
             raise TypeError(f"guarantee must be an accountant guarantee, got "
                             f"{type(self.guarantee).__name__}")
-        if isinstance(self.guarantee, CLTGDP):
-            raise ValueError(f"guarantee {self.guarantee} is an approximation, not a bound; "
-                             "record its .rigorous() guarantee")
+        if isinstance(self.guarantee, Approximate):
+            raise ValueError(f"guarantee {self.guarantee} is an approximation, not a bound; a ledger "
+                             f"records bounds only: {self.guarantee.instead}")
         object.__setattr__(self, "count", check_count("count", self.count))
         if not isinstance(self.label, str):
             raise TypeError("label must be a string")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import singledispatch
+from typing import NoReturn
 
 import mpmath
 import numpy as np
@@ -22,6 +23,7 @@ from accountant.notions.guarantees import (
     RDP,
     ZCDP,
     ApproxDP,
+    Approximate,
     Guarantee,
     PureDP,
     rdp_classic_epsilon,
@@ -333,6 +335,11 @@ def _(g: CLTGDP) -> RDP:
 
 
 @to_rdp.register
+def _(g: Approximate) -> RDP:
+    raise ValueError(g.refusal())
+
+
+@to_rdp.register
 def _(g: PureDP) -> RDP:
     return pure_dp_to_rdp(g.eps)
 
@@ -348,9 +355,8 @@ def _(g: FDP) -> RDP:
                     "curves have one)")
 
 
-def _refuse_approximation(g: CLTGDP) -> None:
-    raise ValueError(f"{g} is an approximation, not a bound: it implies no guarantee; "
-                     "convert its .rigorous() guarantee instead")
+def _refuse_approximation(g: Approximate) -> NoReturn:
+    raise ValueError(f"{g} is an approximation, not a bound: it implies no guarantee; {g.instead}")
 
 
 @singledispatch
@@ -365,6 +371,11 @@ def _(g: GDP) -> GDP:
     if isinstance(g, CLTGDP):
         _refuse_approximation(g)
     return g
+
+
+@to_gdp.register
+def _(g: Approximate) -> GDP:
+    _refuse_approximation(g)
 
 
 @to_gdp.register
@@ -394,6 +405,11 @@ def _(g: ZCDP) -> ZCDP:
 @to_zcdp.register
 def _(g: GDP) -> ZCDP:
     return gdp_to_zcdp(to_gdp(g).mu)
+
+
+@to_zcdp.register
+def _(g: Approximate) -> ZCDP:
+    _refuse_approximation(g)
 
 
 @to_zcdp.register

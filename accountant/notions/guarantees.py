@@ -154,8 +154,33 @@ class GDP(Guarantee):
         return f"{self.mu:g}-GDP"
 
 
+class Approximate(Guarantee):
+    """Marker of a guarantee that is *not a bound*: an approximation (``CLTGDP``) or a statement that
+    holds only in a limit (``AsymptoticDP``). Its ``delta``/``epsilon``/``tradeoff`` describe what it
+    states; every path that produces or consumes a bound (composition, conversions, the ordering,
+    PLDs, ledgers, calibration, JSON) refuses it with ``refusal()``."""
+
+    @property
+    @abstractmethod
+    def what(self) -> str:
+        """What the value is, e.g. "a CLT approximation" (for error messages)."""
+
+    @property
+    @abstractmethod
+    def instead(self) -> str:
+        """What to use in its place where a bound is needed (for error messages)."""
+
+    def refusal(self) -> str:
+        """The message every refusing path gives: what the value is and what to use instead."""
+        return f"{self} is {self.what}, not a bound; {self.instead}"
+
+    def to_approx_dp(self, delta: float) -> ApproxDP:
+        """Refused: an (eps, delta)-DP value would read as a bound."""
+        raise ValueError(self.refusal())
+
+
 @dataclass(frozen=True)
-class CLTGDP(GDP):
+class CLTGDP(GDP, Approximate):
     """An *approximate* mu-GDP from the central limit theorem [@dong2022gaussian, Thm 3.5]. Not a bound.
 
     ``gamma`` is the Berry-Esseen error: the true composed curve f satisfies
@@ -180,6 +205,63 @@ class CLTGDP(GDP):
 
     def __str__(self) -> str:
         return f"~{self.mu:g}-GDP (CLT approximation, Berry-Esseen error {self.gamma:.3g})"
+
+    @property
+    def what(self) -> str:
+        return "a CLT approximation"
+
+    @property
+    def instead(self) -> str:
+        return "use its .rigorous() guarantee"
+
+
+@dataclass(frozen=True)
+class AsymptoticDP(Approximate):
+    """(eps, delta)-DP that a theorem proves only in a limit (e.g. as n -> infinity under
+    assumptions on the data's law), so *not a bound* for any finite instance; ``holds_when`` says
+    when (the theorem and its conditions). Its ``tradeoff`` is f_{eps,delta}, the statement itself;
+    ``hypothesis()`` is the same statement as an ``ApproxDP`` for an audit to test, never to
+    account with."""
+
+    eps: float
+    delta_: float = field(metadata={"name": "delta"})
+    holds_when: str = "asymptotically"
+
+    def __init__(self, eps: float, delta: float, holds_when: str = "asymptotically") -> None:
+        object.__setattr__(self, "eps", check_real("eps", eps, low=0.0, high=math.inf, high_open=True))
+        object.__setattr__(self, "delta_", check_real("delta", delta, low=0.0, high=1.0, high_open=True))
+        if not isinstance(holds_when, str) or not holds_when:
+            raise TypeError(f"holds_when must be a non-empty string, got {holds_when!r}")
+        object.__setattr__(self, "holds_when", holds_when)
+
+    def __repr__(self) -> str:
+        return f"AsymptoticDP(eps={self.eps!r}, delta={self.delta_!r}, holds_when={self.holds_when!r})"
+
+    @cached_property
+    def tradeoff(self) -> FiniteLossTradeoff:
+        return FiniteLossTradeoff.approx_dp(self.eps, self.delta_)
+
+    def _delta(self, eps: float) -> float:
+        return self.tradeoff.profile(eps)
+
+    def _delta_at_infinity(self) -> float:
+        return self.delta_
+
+    def hypothesis(self) -> ApproxDP:
+        """The (eps, delta)-DP statement, for an audit to test (``verify.audit``); not a bound."""
+        return ApproxDP(self.eps, self.delta_)
+
+    @property
+    def what(self) -> str:
+        return f"an asymptotic guarantee (it holds {self.holds_when})"
+
+    @property
+    def instead(self) -> str:
+        return ("audit its .hypothesis() at the n of interest, or use a mechanism with a finite-n "
+                "guarantee (e.g. NoisyGD)")
+
+    def __str__(self) -> str:
+        return f"~({self.eps:g}, {self.delta_:g})-DP (asymptotic)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -407,6 +489,10 @@ GUARANTEES.register(ZCDP)
 
 GUARANTEES.refuse(CLTGDP, "the central limit theorem's mu is an approximation, not a bound (a ledger "
                           "refuses it too); store a bound, e.g. the PLD of the composition")
+
+
+GUARANTEES.refuse(AsymptoticDP, "an asymptotic guarantee holds only in a limit, not for this n (a ledger "
+                                "refuses it too); store a finite-n bound")
 
 
 def _encode_fdp(g: FDP) -> dict[str, Any]:

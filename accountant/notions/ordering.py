@@ -4,7 +4,8 @@
 a new target type without editing this module) and answers only what it can prove from sound
 figures: closed forms where they exist (GDP by mu, zCDP by rho), otherwise the upper bounds every
 guarantee reports (``epsilon(delta)``, ``delta(eps)``) or its sound lower curve. "False" means "not
-shown", never "shown false". An approximation (``CLTGDP``) implies nothing and is refused.
+shown", never "shown false". An approximation (``Approximate``: ``CLTGDP``, ``AsymptoticDP``)
+implies nothing and is refused.
 The ledger, certification and calibration all ask this one question.
 
 """
@@ -18,7 +19,7 @@ import numpy as np
 
 from accountant.notions.closed_forms import GaussianTradeoff
 from accountant.notions.conversions import to_gdp, to_zcdp
-from accountant.notions.guarantees import CLTGDP, FDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP
+from accountant.notions.guarantees import FDP, GDP, ZCDP, ApproxDP, Approximate, Guarantee, PureDP
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff, TradeoffFunction
 
 #: Relative margin on a target curve evaluated in floating point before it is compared with a
@@ -47,9 +48,9 @@ def implication(g: Guarantee, target: Guarantee) -> Implication:
     for name, value in (("g", g), ("target", target)):
         if not isinstance(value, Guarantee):
             raise TypeError(f"{name} must be an accountant guarantee, got {type(value).__name__}")
-        if isinstance(value, CLTGDP):
-            raise TypeError(f"{name} is a CLT approximation, which implies nothing; use its "
-                            ".rigorous() guarantee")
+        if isinstance(value, Approximate):
+            raise TypeError(f"{name} is {value.what}, an approximation which implies nothing; "
+                            f"{value.instead}")
     return _implication(target, g)
 
 
@@ -64,7 +65,8 @@ register_target = _implication.register
 
 def can_be_target(cls: type) -> bool:
     """Whether an ordering is registered for targets of this type (approximations never)."""
-    return not issubclass(cls, CLTGDP) and _implication.dispatch(cls) is not _implication.dispatch(object)
+    return (not issubclass(cls, Approximate)
+            and _implication.dispatch(cls) is not _implication.dispatch(object))
 
 
 @_implication.register

@@ -16,7 +16,7 @@ from accountant.core.rounding import div_up
 from accountant.core.search import smallest_epsilon
 from accountant.core.types import MACHINE_EPSILON, FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
-from accountant.notions.guarantees import CLTGDP, FDP, GDP, GUARANTEES, ApproxDP, Guarantee, PureDP
+from accountant.notions.guarantees import FDP, GDP, GUARANTEES, ApproxDP, Approximate, Guarantee, PureDP
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff, TradeoffFunction, as_tradeoff
 from accountant.pld.grid.composition import coarsening_level, compose_laws, self_compose
 from accountant.pld.grid.law import GridLaw
@@ -593,6 +593,8 @@ def pld_from_guarantee(g: Guarantee, tol: float = DEFAULT_TOL) -> PLD:
     response with an atom at infinity, f-DP -> the pair of f; other notions via their curve)."""
     if not isinstance(g, Guarantee):
         raise TypeError(f"expected an accountant guarantee, got {type(g).__name__}")
+    if isinstance(g, Approximate):
+        raise TypeError(g.refusal())
     return PLD.from_tradeoff(g.tradeoff, tol=tol)
 
 
@@ -603,8 +605,8 @@ def _(g: PLD, tol: float = DEFAULT_TOL) -> PLD:
 
 @pld_from_guarantee.register
 def _(g: GDP, tol: float = DEFAULT_TOL) -> PLD:
-    if isinstance(g, CLTGDP):
-        raise TypeError("a CLTGDP is an approximation, not a bound; use its .rigorous() guarantee")
+    if isinstance(g, Approximate):  # a CLTGDP
+        raise TypeError(g.refusal())
     return PLD.from_pair(GaussianPair(g.mu), tol=tol)
 
 

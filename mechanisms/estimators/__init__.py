@@ -10,6 +10,8 @@ from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
 from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
+from .one_shot import OneShotMEstimator, one_shot_noise_factor
+from .ptr_eta import MedianEtaRule, ptr_median_eta, ptr_test_constant
 from .robust import (
     ExponentialQuantile,
     PTRMedian,
@@ -49,9 +51,11 @@ __all__: list[str] = [
     "LocalGradientRandomiser",
     "LocalNoisyGD",
     "LogisticRegression",
+    "MedianEtaRule",
     "NoisyGD",
     "NoisyNewton",
     "NoisyThresholdTest",
+    "OneShotMEstimator",
     "PTRMedian",
     "PrivateFit",
     "ProposeTestRelease",
@@ -72,7 +76,10 @@ __all__: list[str] = [
     "median_smooth_sensitivity",
     "mode_aggregator",
     "mode_with_distance",
+    "one_shot_noise_factor",
     "order_statistic_local_sensitivity",
+    "ptr_median_eta",
+    "ptr_test_constant",
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
     "wald_test",

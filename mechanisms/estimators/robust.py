@@ -41,6 +41,7 @@ from ..noise import Laplace
 from ..queries import CustomQuery
 from ..samplers import bernoulli_exp_neg_vec, discrete_gaussian_array, floor_log2, from_lattice, to_lattice
 from ..selection import ExponentialMechanism, ValueLattice
+from .ptr_eta import MedianEtaRule
 from .stability import (
     NoisyThresholdTest,
     ProposeTestRelease,
@@ -264,7 +265,7 @@ def _median_query(domain: Domain, rank: int, eta: float) -> CustomQuery:
                        name=f"order statistic of rank {rank} (proposed local sensitivity {eta})")
 
 
-def PTRMedian(lower: float, upper: float, n: int, eps: float, delta: float, eta: float,
+def PTRMedian(lower: float, upper: float, n: int, eps: float, delta: float, eta: float | MedianEtaRule,
               q: float = 0.5, threshold: float | None = None) -> ProposeTestRelease:
     """The PTR median (q-quantile) of [@avellamedina2025differentially] (A_eta with a Laplace test,
     (2 eps, delta)) as a ``ProposeTestRelease``: propose local sensitivity eta; the distance is the
@@ -273,11 +274,14 @@ def PTRMedian(lower: float, upper: float, n: int, eps: float, delta: float, eta:
     refuses unless distance + Lap(1/eps) > threshold (default: the least one with pass probability
     <= delta at distance 0; the slides use 1 + log(2/delta)/eps for their A_eta); the release is the
     lattice ``Laplace`` of scale eta/eps. Guarantee ``ApproxDP(eps + eps_release, delta_test)``,
-    eps_release = eps (1 + O(2^-16)) from the lattice."""
+    eps_release = eps (1 + O(2^-16)) from the lattice. ``eta`` may be the slides' rule
+    (``MedianEtaRule``, evaluated at n, eps, delta)."""
     lo, hi = _check_bounds(lower, upper)
     n = check_count("n", n, low=1, high=10**9)
     eps = check_eps(eps)
     delta = check_delta(delta)
+    if isinstance(eta, MedianEtaRule):
+        eta = eta(n, eps, delta)
     eta = check_real("eta", eta, low=0.0, high=hi - lo, low_open=True)
     rank = _rank(n, check_real("q", q, low=0.0, high=1.0, low_open=True, high_open=True))
     domain = Domain(lo, hi, n, clip=True)

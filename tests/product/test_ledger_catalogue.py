@@ -26,6 +26,7 @@ from accountant import (
     GDP,
     PLD,
     RDP,
+    Approximate,
     CallableTradeoff,
     FiniteLossTradeoff,
     GaussianTradeoff,
@@ -140,11 +141,18 @@ def _returns_mechanism(obj: Any) -> bool:
     return isinstance(ret, str) and ret.split(".")[-1] in {"Mechanism", "Pipeline"}
 
 
+#: Mechanisms whose declared guarantee is not a bound (an ``accountant.Approximate``): a ledger must
+#: refuse them, and does (``test_approximate_guarantees_are_refused_by_the_ledger``).
+NOT_BOUNDS: dict[str, Callable[[], list[Mechanism]]] = {
+    "OneShotMEstimator": lambda: [mechanisms.OneShotMEstimator(HuberLocation(), 100, 1.0, 1e-5)],
+}
+
+
 def test_every_mechanism_is_in_the_walk() -> None:
     wanted = {name for name, obj in _exports().items()
               if (isinstance(obj, type) and issubclass(obj, Mechanism) and not inspect.isabstract(obj))
               or _returns_mechanism(obj)}
-    assert wanted - set(BUILDERS) == set(), "add the new mechanisms to BUILDERS"
+    assert wanted - set(BUILDERS) - set(NOT_BOUNDS) == set(), "add the new mechanisms to BUILDERS"
     assert {"calibrated", "noisy_histogram", "compose_mechanisms", "Pipeline", "DPSGD"} <= wanted
 
 
@@ -165,6 +173,17 @@ def test_declared_guarantee_survives_a_saved_ledger(name: str) -> None:
         assert type(again.releases[0].guarantee) is type(g)
         for delta in DELTAS:
             assert again.spent_epsilon(delta) == ledger.spent_epsilon(delta), (name, g, delta)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_BOUNDS))
+def test_approximate_guarantees_are_refused_by_the_ledger(name: str) -> None:
+    for mech in NOT_BOUNDS[name]():
+        g = mech.guarantee()
+        assert isinstance(g, Approximate)
+        with pytest.raises(ValueError, match="not a bound"):
+            Ledger().record(g, label=name)
+        with pytest.raises(TypeError, match="asymptotic"):
+            guarantee_to_dict(g)
 
 
 def test_the_issue_example() -> None:

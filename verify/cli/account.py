@@ -60,14 +60,14 @@ def compose_guarantees(gs: list[Guarantee], method: str, tol: float | None = Non
 def summary(g: Guarantee, deltas: list[float], epss: list[float]) -> dict[str, Any]:
     """The JSON summary of ``g``: epsilon at each delta, delta at each eps, mu for a GDP (and whether
     it is a CLT approximation), and the certified (lower, upper) bracket of a numeric accountant."""
-    from accountant import CLTGDP, GDP
+    from accountant import GDP, Approximate
 
     out: dict[str, Any] = {"guarantee": str(g),
                            "epsilon": {f"{d:g}": num(g.epsilon(d)) for d in deltas},
                            "delta": {f"{e:g}": num(float(g.delta(e))) for e in epss}}
     if isinstance(g, GDP):
         out["mu"] = g.mu
-        out["approximate"] = isinstance(g, CLTGDP)
+        out["approximate"] = isinstance(g, Approximate)
     bracket = getattr(g, "epsilon_bracket", None)
     if callable(bracket):  # numeric accountants certify a (lower, upper) bracket around the truth
         out["epsilon_bracket"] = {f"{d:g}": [num(x) for x in bracket(d)] for d in deltas}

@@ -1,0 +1,142 @@
+"""The one-shot private M-estimator of Avella-Medina [@avellamedina2021privacy;
+@avellamedina2025differentially, "Private M-estimation"]: release
+
+    A_T(F_n) = T(F_n) + gamma(T, F_n) * 5 sqrt(2 log(n) log(1/delta)) / (eps n) * N_p(0, I),
+
+T(F_n) the M-estimate (the root of (1/n) sum_i Psi(z_i, theta) = 0, ``mestimation.fit_nonprivate``)
+and gamma(T, F_n) = sup_z ||IF(z; T, F_n)||_2 = sup_z ||M_n^{-1} Psi(z, T(F_n))||_2 its empirical
+gross-error sensitivity, M_n = (1/n) sum_i dPsi/dtheta (z_i, T(F_n)).
+
+For a ``BoundedPsiModel`` (||Psi||_2 <= B) the sensitivity used is the upper bound
+gamma <= B / lambda_min(M_n) (equal to it for ``HuberLocation``: B = c, M_n = the fraction of
+residuals within c, over the scale); lambda_min(M_n) is floored at the public ``curvature_floor``
+(default Bbar/n, the least positive value M_n takes for a location model) so that gamma stays finite.
+
+What the paper proves is *asymptotic*: the release is (eps, delta)-DP for n large enough, on data
+drawn from a law meeting its conditions (gamma(T, F_n) and T(F_n) then move by O(1/n) between
+neighbours, with high probability). It is not (eps, delta)-DP for every pair of neighbouring
+datasets at any n: where few residuals lie in the region where Psi has slope, removing one of
+them changes gamma by a constant factor, so the two Gaussian laws differ in scale and the
+privacy loss is unbounded. The guarantee is therefore an ``AsymptoticDP``, which no ledger,
+composition, conversion or ordering accepts; the benchmark ``benchmarks.one_shot_audit`` measures
+at which n the claimed (eps, delta) survives an audit (docs/measurements/one_shot_audit.md).
+
+The Gaussian draws are floating-point (``rng.standard_normal``): with no finite-n guarantee to cover,
+none is claimed for them either.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+from numpy.typing import ArrayLike, NDArray
+
+from accountant import AsymptoticDP
+from accountant.core.types import FloatArray
+from accountant.core.validation import check_count, check_real
+
+from ..base import Mechanism, OutputSpec
+from .mestimation import BoundedPsiModel, HuberLocation, fit_nonprivate
+
+__all__ = ["OneShotMEstimator", "one_shot_noise_factor"]
+
+#: Where the guarantee is stated to hold (the ``AsymptoticDP``'s ``holds_when``).
+HOLDS_WHEN = ("as n -> infinity, on i.i.d. data meeting the conditions of Avella-Medina (2021); "
+              "docs/measurements/one_shot_audit.md gives the n where it was measured")
+
+
+def one_shot_noise_factor(n: int, eps: float, delta: float) -> float:
+    """5 sqrt(2 log(n) log(1/delta)) / (eps n): the noise standard deviation per unit of gross-error
+    sensitivity [@avellamedina2025differentially, "Private M-estimation"] (n >= 2)."""
+    n = check_count("n", n, low=2, high=10**12)
+    eps = check_real("eps", eps, low=0.0, high=1e6, low_open=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    return 5.0 * math.sqrt(2.0 * math.log(n) * math.log(1.0 / delta)) / (eps * n)
+
+
+@dataclass(frozen=True)
+class OneShotMEstimator(Mechanism):
+    """T(F_n) + gamma_n * one_shot_noise_factor(n, eps, delta) * N_p(0, I) (module docstring), with
+    gamma_n = B / max(lambda_min(M_n(T(F_n))), curvature_floor). Guarantee: ``AsymptoticDP(eps,
+    delta)`` (not a bound). ``theta0`` is the public starting point of the Newton fit (None: the
+    sample median for a location model, else the origin)."""
+
+    model: BoundedPsiModel
+    n: int
+    eps: float
+    delta: float
+    curvature_floor: float | None = None
+    iterations: int = 50
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, BoundedPsiModel):
+            raise TypeError(f"model must be a BoundedPsiModel, got {type(self.model).__name__}")
+        object.__setattr__(self, "n", check_count("n", self.n, low=2, high=10**9))
+        object.__setattr__(self, "eps", check_real("eps", self.eps, low=0.0, high=1e6, low_open=True))
+        object.__setattr__(self, "delta", check_real("delta", self.delta, low=0.0, high=1.0, low_open=True,
+                                                     high_open=True))
+        if self.curvature_floor is not None:
+            object.__setattr__(self, "curvature_floor", check_real(
+                "curvature_floor", self.curvature_floor, low=0.0, high=1e12, low_open=True))
+        object.__setattr__(self, "iterations", check_count("iterations", self.iterations, high=10_000))
+
+    @property
+    def floor(self) -> float:
+        """The least lambda_min(M_n) used (``curvature_floor``, default Bbar/n)."""
+        return self.curvature_floor if self.curvature_floor is not None else self.model.hess_bound / self.n
+
+    @property
+    def noise_factor(self) -> float:
+        return one_shot_noise_factor(self.n, self.eps, self.delta)
+
+    @property
+    def sensitivity(self) -> Any:
+        """The bound B/(n lambda) on one record's influence, lambda = lambda_min(M_n) (data-dependent:
+        a symbol)."""
+        lam = sympy.Symbol("lambda_min_M_n", positive=True)
+        return sympy.nsimplify(self.model.grad_bound) / (self.n * lam)
+
+    def guarantee(self) -> AsymptoticDP:
+        return AsymptoticDP(self.eps, self.delta, HOLDS_WHEN)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("continuous", (self.model.dim,), "R^p (float Gaussian)")
+
+    def _xy(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
+        x, y = self.model.split(data)
+        if x.shape[0] != self.n:
+            raise ValueError(f"data must have n = {self.n} records, got {x.shape[0]}")
+        return x, y
+
+    def fit(self, data: ArrayLike) -> tuple[FloatArray, float]:
+        """(T(F_n), gamma_n): the M-estimate (p,) and the gross-error-sensitivity bound used."""
+        x, y = self._xy(data)
+        start = np.array([[float(np.median(y))]]) if isinstance(self.model, HuberLocation) else None
+        theta = fit_nonprivate(self.model, x[None], y[None], start, self.iterations)
+        m_n = self.model.mean_hessian(theta, x[None], y[None])[0]
+        lam = float(np.linalg.eigvalsh(0.5 * (m_n + m_n.T))[0])
+        return np.asarray(theta[0], dtype=np.float64), self.model.grad_bound / max(lam, self.floor)
+
+    def scale(self, data: ArrayLike) -> float:
+        """The noise standard deviation gamma_n * noise_factor on this dataset."""
+        return self.fit(data)[1] * self.noise_factor
+
+    def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
+        """log p_data(y) - log p_data2(y) for the two isotropic Gaussians N(T_i, s_i^2 I)."""
+        p = self.model.dim
+        arr = self._validate_pair(y, (p,))
+        (t1, g1), (t2, g2) = self.fit(data), self.fit(data2)
+        s1, s2 = g1 * self.noise_factor, g2 * self.noise_factor
+        q1 = np.sum((arr - t1) ** 2, axis=1) / (2.0 * s1 * s1)
+        q2 = np.sum((arr - t2) ** 2, axis=1) / (2.0 * s2 * s2)
+        return np.asarray(-q1 + q2 - p * math.log(s1 / s2), dtype=np.float64)
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        theta, gamma = self.fit(data)
+        z = rng.standard_normal((m, self.model.dim))
+        return np.asarray(theta + gamma * self.noise_factor * z, dtype=np.float64)
