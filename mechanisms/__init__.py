@@ -18,6 +18,7 @@ from .calibration import (
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
     DPSGD,
+    AdaptiveVariance,
     ADist,
     ASamp,
     BatchFit,
@@ -45,6 +46,7 @@ from .estimators import (
 from .local import BCDPMean, DuchiL2, RandomizedResponse
 from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .queries import (
+    CentredSum,
     Count,
     CustomQuery,
     Histogram,
@@ -92,10 +94,12 @@ __all__ = [
     "ADist",
     "ASamp",
     "AboveThreshold",
+    "AdaptiveVariance",
     "Adjacency",
     "BCDPMean",
     "BatchFit",
     "BoundedPsiModel",
+    "CentredSum",
     "Count",
     "CustomQuery",
     "DiscreteGaussian",

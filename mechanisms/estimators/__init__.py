@@ -32,11 +32,13 @@ from .stability import (
     order_statistic_local_sensitivity,
     trimmed_mean_aggregator,
 )
+from .variance import AdaptiveVariance
 
 __all__: list[str] = [
     "DPSGD",
     "ADist",
     "ASamp",
+    "AdaptiveVariance",
     "BCDPLeastSquares",
     "BatchFit",
     "BoundedPsiModel",
