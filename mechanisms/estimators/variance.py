@@ -47,6 +47,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import Guarantee, PureDP, compose
+from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec
@@ -62,7 +63,10 @@ __all__ = ["AdaptiveVariance"]
 SHARE_UNITS = 64
 #: Candidate centres: CENTRES equally spaced points of [lo, hi], ends included.
 CENTRES = 33
+GRID = np.linspace(0.0, 1.0, CENTRES)
 Output = Literal["variance", "std"]
+#: (lo, hi, centre, stage-2 budgets): what stage 2 is built from.
+Plan = tuple[float, float, float, tuple[float, ...]]
 
 
 def float_down(x: Fraction) -> float:
@@ -79,6 +83,18 @@ def _histogram(lower: float, upper: float, n: int | None, adjacency: Adjacency, 
     domain = Domain(lower, upper, adjacency=adjacency) if n is None else \
         Domain(lower, upper, n, adjacency=adjacency)
     return noisy_histogram(domain, PureDP(eps), tuple(edges.tolist()))
+
+
+@functools.lru_cache(maxsize=64)
+def _noise_scale(mech: Mechanism) -> float:
+    """The Laplace scale b of a calibrated histogram, as a float."""
+    return float(sympy.N(mech.scale, 20))  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=4096)
+def _budgets(eps2: float, units: tuple[int, ...]) -> tuple[float, ...]:
+    """eps2 * u / SHARE_UNITS for each u, rounded down."""
+    return tuple(float_down(Fraction(eps2) * Fraction(u, SHARE_UNITS)) for u in units)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -171,11 +187,13 @@ class AdaptiveVariance(Mechanism):
         return OutputSpec("continuous", (), f"a {self.output_kind} estimate in [0, ((upper - lower)/2)^2]")
 
     # ----- stage 1 post-processing -----------------------------------------------------------------
-    def plan(self, counts: ArrayLike) -> tuple[float, float, float, tuple[float, ...]]:
+    def plan(self, counts: ArrayLike) -> Plan:
         """(lo, hi, centre, budgets of stage 2) from one row of noisy histogram counts: a function of
         the stage-1 output only."""
         h = np.asarray(counts, dtype=np.float64)
-        scale = float(sympy.N(self.histogram.scale, 20))  # type: ignore[attr-defined]
+        return self._plan(h, _noise_scale(self.histogram), self.moments_eps)
+
+    def _plan(self, h: FloatArray, scale: float, eps2: float) -> Plan:
         occ = np.flatnonzero(h > self.threshold * scale)
         width = (self.upper - self.lower) / self.bins
         if occ.size == 0:
@@ -192,7 +210,7 @@ class AdaptiveVariance(Mechanism):
         var = float(np.dot(w, (mids - mean) ** 2) / total) + width**2 / 12
         size = max(total, 1.0) if self.n is None else (float(self.n) if self.adjacency == "replace"
                                                          else max(total, float(self.n)))
-        centres = np.linspace(lo, hi, CENTRES)
+        centres = lo + (hi - lo) * GRID
         reach = np.maximum(centres - lo, hi - centres)
         a2 = reach**2
         offset = np.maximum(np.abs(mean - centres), width / 4)  # the histogram resolves the mean to ~width/4
@@ -206,15 +224,15 @@ class AdaptiveVariance(Mechanism):
         units = np.maximum(np.floor(share * SHARE_UNITS), 1).astype(int)
         while units.sum() > SHARE_UNITS:
             units[int(np.argmax(units))] -= 1
-        eps2 = Fraction(self.moments_eps)
-        budgets = tuple(float_down(eps2 * Fraction(int(u), SHARE_UNITS)) for u in units)
-        return lo, hi, float(centres[best]), budgets
+        return lo, hi, float(centres[best]), _budgets(eps2, tuple(int(u) for u in units))
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        counts = np.asarray(self.histogram.sample(data, rng, size=m), dtype=np.float64)
-        plans = [self.plan(row) for row in counts]
+        hist = self.histogram
+        counts = np.asarray(hist.sample(data, rng, size=m), dtype=np.float64)
+        scale, eps2 = _noise_scale(hist), self.moments_eps
+        plans = [self._plan(row, scale, eps2) for row in counts]
         out = np.empty(m, dtype=np.float64)
-        groups: dict[tuple[float, float, float, tuple[float, ...]], list[int]] = {}
+        groups: dict[Plan, list[int]] = {}
         for i, p in enumerate(plans):
             groups.setdefault(p, []).append(i)
         for (lo, hi, c, budgets), rows in groups.items():
