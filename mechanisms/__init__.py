@@ -15,6 +15,7 @@ from .calibration import (
     laplace_scale,
     laplace_scale_for,
 )
+from .centred import CentredSum
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
     DPSGD,
@@ -46,7 +47,6 @@ from .estimators import (
 from .local import BCDPMean, DuchiL2, RandomizedResponse
 from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 from .queries import (
-    CentredSum,
     Count,
     CustomQuery,
     Histogram,

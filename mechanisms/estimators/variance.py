@@ -12,7 +12,7 @@ Two stages (``AdaptiveVariance``):
    [lo, hi] are clipped into it (a bias the margin keeps small: it is what the threshold cannot see;
    a margin proportional to the span follows the tails' scale).
 2. Moments, eps_2 = eps - eps_1. For a centre c in [lo, hi] and records clipped into [lo, hi]:
-   S2 = sum (x - c)^2 and S1 = sum (x - c) (``queries.CentredSum``: Delta = max(|lo - c|, |hi - c|)^p
+   S2 = sum (x - c)^2 and S1 = sum (x - c) (``centred.CentredSum``: Delta = max(|lo - c|, |hi - c|)^p
    under add/remove; hi - lo for S1 and max((lo - c)^2, (hi - c)^2) for S2 under replace-one) and, under
    add/remove only, the count N (Delta = 1; under replace-one N = n is public), each released by the
    lattice ``Laplace`` calibrated to PureDP(eps_2 w_i). The release is V = S2/N - (S1/N)^2 + 2 (b1/N)^2
@@ -51,9 +51,10 @@ from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec
+from ..centred import CentredSum
 from ..domain import Adjacency, Domain
 from ..noise import Laplace
-from ..queries import CentredSum, Count
+from ..queries import Count
 from ..statistics import noisy_histogram
 from .stability import check_eps
 
