@@ -30,7 +30,9 @@ are rounded down to multiples of 1/64 (at least 1/64 each), so sum w_i <= 1.
 Privacy. Stage 1 is eps_1-DP. Whatever stage 1 outputs, stage 2 is a composition of mechanisms meeting
 PureDP(eps_2 w_i) with sum w_i <= 1, hence eps_2-DP, and eps_1 + eps_2 <= eps in exact arithmetic
 (both rounded down). Adaptive composition [@dwork2014algorithmic, Thm 3.16] makes the whole eps-DP;
-``guarantee()`` is ``accountant.compose`` of PureDP(eps_1) and PureDP(eps_2). Every noisy value is a
+``guarantee()`` is ``accountant.compose`` of PureDP(eps_1) and PureDP(eps_2) (exact: tighter than
+PureDP(eps) at delta > 0; its eps at delta = 0 is eps up to the numerics' upward rounding), and
+``closed_form_guarantee()`` is PureDP(eps). Every noisy value is a
 lattice release (float-safe); V and sqrt(V) are post-processing.
 """
 
