@@ -89,7 +89,7 @@ def test_audit_refutes_a_variant_with_eight_times_too_little_noise() -> None:
     x, y = np.zeros(10), np.r_[np.zeros(9), 4.0]
     declared = AdaptiveVariance(-4.0, 4.0, 1.0, "replace", 10, bins=4).guarantee()
     broken = AdaptiveVariance(-4.0, 4.0, 8.0, "replace", 10, bins=4)
-    r = verify.audit(broken, [(x, y)], declared, samples=1500, seed=0)
+    r = verify.audit(broken, [(x, y)], declared, samples=1000, seed=0)
     assert r.violation
 
 
