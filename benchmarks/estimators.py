@@ -1,8 +1,14 @@
 """Benchmark: RMSE of dpcert's private estimators against diffprivlib and OpenDP at the same budget.
 
-Run ``python -m benchmarks.estimators [--trials 200] [--n 1000 10000 100000]``. Data: N(0, 1),
-Student t with 3 degrees of freedom, and the 5%-contaminated normal 0.95 N(0, 1) + 0.05 N(10, 1); the
-target is the population value of the sampling distribution. Budget: eps = 1 (pure-DP estimators and
+Run ``python -m benchmarks.estimators [--trials 200] [--n 1000 10000 100000] [--estimand ...]``.
+Data: N(0, 1), Student t with 3 degrees of freedom, and the 5%-contaminated normal: N(0, 1) with
+probability 0.95, a point mass at 100 with probability 0.05; every value is clipped into the bounds
+(so the contamination sits at 10). The target is the population value of the clipped law (its
+variance and standard deviation by numerical integration). Each dpcert row states its neighbouring
+relation (``rel``: replace-one or add/remove) and is compared with the best anchor at the same
+relation: diffprivlib and OpenDP (sized data, d_in = 2 symmetric distance) are replace-one, PyDP
+(python-dp, which releases noisy sums and a noisy count) is add/remove. The ratio carries a paired
+bootstrap standard error (200 resamples of the trials). Budget: eps = 1 (pure-DP estimators and
 all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
 declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
 sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
@@ -35,11 +41,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 from accountant import BCDP, PureDP
 from mechanisms import (
     BOTTOM,
+    AdaptiveVariance,
     BCDPMean,
     Domain,
     Laplace,
@@ -47,6 +54,7 @@ from mechanisms import (
     Rate,
     bcdp_mean_corollary_rate,
     bcdp_mean_rate,
+    clipped_variance,
     mean_lower_rate,
     sparse_mean_lower_rate,
     sparse_mean_rate,
@@ -68,21 +76,43 @@ Estimator = Callable[[np.ndarray, np.random.Generator], Any]
 
 # ------------------------------------------------------------------------------------------ data
 
+CONTAMINATION, OUTLIER = 0.05, 100.0
+
+
 def draw(dist: str, rng: np.random.Generator, size: Any) -> np.ndarray:
+    """Values of the law clipped into [LO, HI]."""
     if dist == "normal":
-        return rng.normal(size=size)
-    if dist == "t3":
-        return rng.standard_t(3, size=size)
-    z = rng.normal(size=size)
-    return np.where(rng.random(size=size) < 0.05, z + 10.0, z)
+        x = rng.normal(size=size)
+    elif dist == "t3":
+        x = rng.standard_t(3, size=size)
+    else:
+        z = rng.normal(size=size)
+        x = np.where(rng.random(size=size) < CONTAMINATION, OUTLIER, z)
+    return np.clip(x, LO, HI)
 
 
 def cdf(dist: str, v: float) -> float:
+    """CDF of the clipped law at v in [LO, HI)."""
     if dist == "normal":
         return float(stats.norm.cdf(v))
     if dist == "t3":
         return float(stats.t.cdf(v, 3))
-    return float(0.95 * stats.norm.cdf(v) + 0.05 * stats.norm.cdf(v - 10.0))
+    return float((1 - CONTAMINATION) * stats.norm.cdf(v))
+
+
+def clipped_moment(dist: str, k: int) -> float:
+    """E[clip(X, LO, HI)^k] for the uncontaminated laws (integral inside, atoms at the bounds)."""
+    law = stats.norm() if dist == "normal" else stats.t(3)
+    inside = integrate.quad(lambda v: v**k * law.pdf(v), LO, HI, epsabs=1e-13, epsrel=1e-12)[0]
+    return float(inside + LO**k * law.cdf(LO) + HI**k * law.sf(HI))
+
+
+def clipped_variance_of(dist: str) -> float:
+    if dist == "contaminated":  # (1 - p) N(0, 1) clipped (mean ~0) plus an atom at HI
+        p, m1, m2 = CONTAMINATION, clipped_moment("normal", 1), clipped_moment("normal", 2)
+        mean = (1 - p) * m1 + p * HI
+        return (1 - p) * m2 + p * HI**2 - mean**2
+    return clipped_moment(dist, 2) - clipped_moment(dist, 1) ** 2
 
 
 def quantile(dist: str, q: float) -> float:
@@ -91,7 +121,11 @@ def quantile(dist: str, q: float) -> float:
 
 def truth(estimand: str, dist: str) -> float:
     if estimand == "mean":
-        return 0.5 if dist == "contaminated" else 0.0
+        return CONTAMINATION * HI if dist == "contaminated" else 0.0
+    if estimand == "variance":
+        return clipped_variance_of(dist)
+    if estimand == "std":
+        return math.sqrt(clipped_variance_of(dist))
     if estimand == "median":
         return quantile(dist, 0.5)
     if estimand == "q90":
@@ -121,6 +155,8 @@ def anchors() -> tuple[dict[str, Callable[[int], dict[str, Estimator]]], list[st
                 "iqr": lambda x, rng: (
                     tools.quantile(x, 0.75, epsilon=EPS / 2, bounds=b, random_state=rs(rng))
                     - tools.quantile(x, 0.25, epsilon=EPS / 2, bounds=b, random_state=rs(rng))),
+                "variance": lambda x, rng: tools.var(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "std": lambda x, rng: tools.std(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
             }
 
         libs["diffprivlib"] = dpl
@@ -143,26 +179,42 @@ def anchors() -> tuple[dict[str, Callable[[int], dict[str, Estimator]]], list[st
             mean = dp.binary_search_chain(
                 lambda s: space >> dp.t.then_clamp((LO, HI)) >> dp.t.then_mean() >> dp.m.then_laplace(s),
                 d_in=2, d_out=EPS)
+            var = dp.binary_search_chain(
+                lambda s: space >> dp.t.then_clamp((LO, HI)) >> dp.t.then_variance() >> dp.m.then_laplace(s),
+                d_in=2, d_out=EPS)
             med, q90, q25, q75 = quant(0.5, EPS), quant(0.9, EPS), quant(0.25, EPS / 2), quant(0.75, EPS / 2)
             return {"mean": lambda x, rng: mean(list(x)), "median": lambda x, rng: med(list(x)),
                     "q90": lambda x, rng: q90(list(x)),
-                    "iqr": lambda x, rng: q75(list(x)) - q25(list(x))}
+                    "iqr": lambda x, rng: q75(list(x)) - q25(list(x)),
+                    "variance": lambda x, rng: var(list(x)),
+                    "std": lambda x, rng: math.sqrt(max(var(list(x)), 0.0))}
 
         libs["opendp"] = odp
     except Exception as exc:
         notes.append(f"OpenDP not importable: {type(exc).__name__}: {str(exc)[:80]}")
     try:
-        import pydp  # noqa: F401
-        notes.append("PyDP installed but not wired in this benchmark")
-    except ImportError:
-        notes.append("PyDP not installed")
+        from pydp.algorithms.laplacian import BoundedStandardDeviation, BoundedVariance
+
+        def pdp(n: int) -> dict[str, Estimator]:
+            kw = {"epsilon": EPS, "lower_bound": LO, "upper_bound": HI, "dtype": "float"}
+            return {"variance": lambda x, rng: BoundedVariance(**kw).quick_result(list(x)),
+                    "std": lambda x, rng: BoundedStandardDeviation(**kw).quick_result(list(x))}
+
+        libs["pydp"] = pdp
+    except Exception as exc:
+        notes.append(f"PyDP not importable: {type(exc).__name__}: {str(exc)[:80]}")
     return libs, notes
+
+
+#: The neighbouring relation of each anchor library's guarantee.
+RELATION = {"diffprivlib": "replace", "opendp": "replace", "pydp": "add_remove"}
 
 
 # ---------------------------------------------------------------------------------------- dpcert
 
 def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
-    """estimand -> {name: (estimator, declared eps at delta = 1e-6)}."""
+    """estimand -> {name: (estimator, declared eps at delta = 1e-6)}; a name ending in " [a/r]" is
+    add/remove, every other replace-one (``relation``)."""
     lap = Laplace.calibrated(Mean(Domain(LO, HI, n, clip=True)), PureDP(EPS))
     em = {q: ExponentialQuantile(LO, HI, n, EPS, q=q, bins=BINS) for q in (0.5, 0.9)}
     em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=BINS) for q in (0.25, 0.75)}
@@ -176,7 +228,15 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     def one(m: Any) -> Estimator:
         return lambda x, rng: m.sample(x, rng)
 
+    ada = {(adj, out): AdaptiveVariance(LO, HI, EPS, adj, n if adj == "replace" else None, output_kind=out)
+           for adj in ("replace", "add_remove") for out in ("variance", "std")}
+    plug = clipped_variance(Domain(LO, HI, n), PureDP(EPS))
     return {
+        "variance": {"adaptive variance": (one(ada["replace", "variance"]), EPS),
+                     "adaptive variance [a/r]": (one(ada["add_remove", "variance"]), EPS),
+                     "Laplace clipped var.": (one(plug), eps_of(plug))},
+        "std": {"adaptive std": (one(ada["replace", "std"]), EPS),
+                "adaptive std [a/r]": (one(ada["add_remove", "std"]), EPS)},
         "mean": {"Laplace clipped mean": (one(lap), eps_of(lap))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
                    "PTR median (eta=150/n)": (one(ptr), eps_of(ptr))},
@@ -187,20 +247,44 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     }
 
 
+def relation(name: str) -> str:
+    return "add_remove" if name.endswith("[a/r]") else "replace"
+
+
 # ------------------------------------------------------------------------------------------- run
 
 DISTS = ("normal", "t3", "contaminated")
+ESTIMANDS = ("variance", "std", "mean", "median", "q90", "iqr")
 
 
-def run_univariate(ns: list[int], trials: int, seed: int,
-                   dists: tuple[str, ...] = DISTS) -> list[dict[str, Any]]:
+def rmse(e: np.ndarray) -> float:
+    return math.sqrt(float(np.mean(np.square(e))))
+
+
+def rmse_se(e: np.ndarray) -> float:
+    """Delta-method standard error of the RMSE: sd(e^2) / (2 RMSE sqrt(trials))."""
+    if e.size < 2:
+        return math.nan
+    return float(np.std(e**2, ddof=1) / (2 * rmse(e) * math.sqrt(e.size)))
+
+
+def ratio_se(ours: np.ndarray, theirs: np.ndarray, seed: int, reps: int = 200) -> float:
+    """Paired bootstrap standard error of rmse(ours)/rmse(theirs) over the trials."""
+    g = np.random.default_rng(seed)
+    idx = g.integers(0, ours.size, size=(reps, ours.size))
+    r = np.sqrt(np.mean(ours[idx] ** 2, axis=1) / np.mean(theirs[idx] ** 2, axis=1))
+    return float(np.std(r, ddof=1))
+
+
+def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS,
+                   estimands: tuple[str, ...] = ESTIMANDS) -> list[dict[str, Any]]:
     libs, notes = anchors()
     for note in notes:
         print(f"# {note}")
     rows = []
     for dist in dists:
         for n in ns:
-            ours = dpcert(n)
+            ours = {k: v for k, v in dpcert(n).items() if k in estimands}
             theirs = {lib: make(n) for lib, make in libs.items()}
             errs: dict[tuple[str, str], list[float]] = {}
             secs: dict[tuple[str, str], float] = {}
@@ -211,29 +295,39 @@ def run_univariate(ns: list[int], trials: int, seed: int,
                 for estimand in ours:
                     t = truth(estimand, dist)
                     cands = {**{(estimand, k): v[0] for k, v in ours[estimand].items()},
-                             **{(estimand, f"@{lib}"): est[estimand] for lib, est in theirs.items()}}
+                             **{(estimand, f"@{lib}"): est[estimand] for lib, est in theirs.items()
+                                if estimand in est}}
                     for key, fn in cands.items():
                         t0 = time.perf_counter()
                         out = fn(x, rng)
                         secs[key] = secs.get(key, 0.0) + time.perf_counter() - t0
                         if out is BOTTOM:
                             refusals[key] = refusals.get(key, 0) + 1
-                            continue
+                            out = math.nan
                         errs.setdefault(key, []).append(float(out) - t)
             for estimand in ours:
-                anchor = {k[1][1:]: math.sqrt(np.mean(np.square(v))) for k, v in errs.items()
-                          if k[0] == estimand and k[1].startswith("@")}
-                best = min(anchor.items(), key=lambda kv: kv[1]) if anchor else None
+                arr = {k[1]: np.asarray(v) for k, v in errs.items() if k[0] == estimand}
                 for name, (_, eps) in ours[estimand].items():
                     key = (estimand, name)
-                    e = errs.get(key, [])
-                    rmse = math.sqrt(np.mean(np.square(e))) if e else math.nan
+                    rel = relation(name)
+                    anchor = {lib[1:]: rmse(v[~np.isnan(v)]) for lib, v in arr.items()
+                              if lib.startswith("@") and RELATION[lib[1:]] == rel}
+                    best = min(anchor.items(), key=lambda kv: kv[1]) if anchor else None
+                    e = arr[name]
+                    ok = ~np.isnan(e)
+                    se = math.nan
+                    if best is not None:
+                        both = ok & ~np.isnan(arr["@" + best[0]])
+                        se = ratio_se(e[both], arr["@" + best[0]][both], seed)
                     rows.append({"estimand": estimand, "dist": dist, "n": n, "estimator": name, "eps": eps,
-                                 "rmse": rmse, "sec": secs[key] / trials,
+                                 "rel": "a/r" if rel == "add_remove" else "repl",
+                                 "rmse": rmse(e[ok]) if ok.any() else math.nan,
+                                 "rmse_se": rmse_se(e[ok]),
+                                 "sec": secs[key] / trials,
                                  "refused": refusals.get(key, 0) / trials,
                                  "anchor": best[0] if best else "-",
                                  "anchor_rmse": best[1] if best else math.nan,
-                                 "anchors": anchor})
+                                 "ratio_se": se, "anchors": anchor})
                 print_rows(rows[-len(ours[estimand]):])
     return rows
 
@@ -261,7 +355,8 @@ def run_sparse(ns: list[int], trials: int, seed: int,
                     sec[key] += time.perf_counter() - t0
                     err[key].append(float(np.sum((out - mu) ** 2)))
             rows.append({"estimand": "sparse mean", "dist": dist, "n": n, "estimator": "sparse mean (Alg. 3)",
-                         "eps": eps, "rmse": math.sqrt(np.mean(err["sparse"])), "sec": sec["sparse"] / trials,
+                         "eps": eps, "rel": "repl", "rmse_se": math.nan, "ratio_se": math.nan,
+                         "rmse": math.sqrt(np.mean(err["sparse"])), "sec": sec["sparse"] / trials,
                          "refused": 0.0, "anchor": "dpcert truncated mean",
                          "anchor_rmse": math.sqrt(np.mean(err["base"])), "anchors": {}})
             print_rows(rows[-1:])
@@ -324,16 +419,18 @@ def run_rates(ns: list[int], trials: int, seed: int) -> None:
           "constants the papers do not give.")
 
 
-HEADER = (f"{'estimand':12} {'data':13} {'n':>7} {'dpcert estimator':24} {'eps':>6} {'RMSE':>9} {'s/est':>8} "
-          f"{'refused':>7} {'best anchor':22} {'anchor RMSE':>11} {'ratio':>6}")
+HEADER = (f"{'estimand':12} {'data':13} {'n':>7} {'dpcert estimator':24} {'rel':>4} {'eps':>6} {'RMSE':>9} "
+          f"{'+-se':>8} {'s/est':>8} {'refused':>7} {'best anchor':12} {'anchor RMSE':>11} {'ratio':>6} "
+          f"{'+-se':>5}")
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         ratio = r["rmse"] / r["anchor_rmse"] if r["anchor_rmse"] == r["anchor_rmse"] else math.nan
-        print(f"{r['estimand']:12} {r['dist']:13} {r['n']:>7} {r['estimator']:24} {r['eps']:6.3f} "
-              f"{r['rmse']:9.4g} {r['sec']:8.4f} {r['refused']:7.2%} {r['anchor']:22} "
-              f"{r['anchor_rmse']:11.4g} {ratio:6.2f}")
+        print(f"{r['estimand']:12} {r['dist']:13} {r['n']:>7} {r['estimator']:24} {r['rel']:>4} "
+              f"{r['eps']:6.3f} "
+              f"{r['rmse']:9.4g} {r['rmse_se']:8.2g} {r['sec']:8.4f} {r['refused']:7.2%} {r['anchor']:12} "
+              f"{r['anchor_rmse']:11.4g} {ratio:6.2f} {r['ratio_se']:5.2f}")
         if len(r["anchors"]) > 1:  # every anchor's RMSE, for pooling runs with different seeds
             print("#   anchors: " + ", ".join(f"{k} {v:.4g}" for k, v in sorted(r["anchors"].items())))
         sys.stdout.flush()
@@ -347,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-sparse", action="store_true")
     ap.add_argument("--only-sparse", action="store_true")
     ap.add_argument("--dist", nargs="+", default=list(DISTS), choices=DISTS)
+    ap.add_argument("--estimand", nargs="+", default=list(ESTIMANDS), choices=ESTIMANDS)
     ap.add_argument("--only-rates", action="store_true",
                     help="only the estimators with a rate, against it (default 20 trials)")
     args = ap.parse_args(argv)
@@ -356,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER)
     print("-" * len(HEADER))
     if not args.only_sparse:
-        run_univariate(args.n, args.trials, args.seed, tuple(args.dist))
+        run_univariate(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.estimand))
     if not args.skip_sparse:
         run_sparse(args.n, args.trials, args.seed, tuple(args.dist))
     return 0

@@ -15,9 +15,11 @@ from .calibration import (
     laplace_scale,
     laplace_scale_for,
 )
+from .centred import CentredSum
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
     DPSGD,
+    AdaptiveVariance,
     ADist,
     ASamp,
     BatchFit,
@@ -102,10 +104,12 @@ __all__ = [
     "ADist",
     "ASamp",
     "AboveThreshold",
+    "AdaptiveVariance",
     "Adjacency",
     "BCDPMean",
     "BatchFit",
     "BoundedPsiModel",
+    "CentredSum",
     "Count",
     "CustomQuery",
     "DiscreteGaussian",

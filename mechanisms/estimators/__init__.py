@@ -36,12 +36,14 @@ from .stability import (
     order_statistic_local_sensitivity,
     trimmed_mean_aggregator,
 )
+from .variance import AdaptiveVariance
 from .winsorised import WinsorisedMean, winsorised_mean
 
 __all__: list[str] = [
     "DPSGD",
     "ADist",
     "ASamp",
+    "AdaptiveVariance",
     "BCDPLeastSquares",
     "BatchFit",
     "BoundedPsiModel",

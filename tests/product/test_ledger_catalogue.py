@@ -98,6 +98,7 @@ BUILDERS: dict[str, Callable[[], list[Mechanism]]] = {
     "RandomizedResponse": lambda: [RandomizedResponse(3, 1.0)],
     "ReportNoisyMax": lambda: [mechanisms.ReportNoisyMax(_scores(), 1.0)],
     "ScaleIQR": lambda: [mechanisms.ScaleIQR(1.0, 1e-6)],
+    "AdaptiveVariance": lambda: [mechanisms.AdaptiveVariance(-2.0, 4.0, 1.0, "add_remove")],
     "SmoothSensitivityMedian": lambda: [mechanisms.SmoothSensitivityMedian(0.0, 1.0, 100, 1.0, 1e-6, q=0.5)],
     "SparseMean": lambda: [mechanisms.SparseMean(1.0, 50, 100, 3, 1.0, 1e-6)],
     "SmoothSensitivityVector": lambda: [mechanisms.coordinate_quantile_release(0.0, 1.0, 100, 3, 1.0, 1e-6)],
