@@ -478,7 +478,7 @@ def renyi_section(samples: int, seeds: int, confidence: float) -> None:
                             continue
                         claimed_c = float(cl[int(np.flatnonzero(ords == c.order)[0])])
                         test = evaluate_renyi_bins if c.edges else evaluate_renyi
-                        pt = test(c, score, ep, eq, gamma, 1, claimed_c)
+                        pt = test(c, score, c.count(ep), c.count(eq), n_eval, gamma, 1, claimed_c)
                         low = float(pt.renyi_lower or 0.0)
                         if k == 0:
                             refuted[i] += low > claimed_c
