@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -161,11 +162,11 @@ class Sampler:
         """``fn(*a)`` for each ``a`` in ``args``, in order, serially, over ``workers`` processes or on
         the executor; ``draws`` (one per call) advance the progress bar."""
         if self.executor is not None and args:
-            yield from self._track(draws, self.executor.map(fn, *zip(*args, strict=True)))
+            yield from self._track(draws, _windowed(self.executor, fn, args, IN_FLIGHT_TASKS))
         elif self.workers is not None and self.workers > 1 and len(args) > 1:
             _check_picklable(self.mechanism)
             with ProcessPoolExecutor(max_workers=self.workers) as ex:
-                yield from self._track(draws, ex.map(fn, *zip(*args, strict=True)))
+                yield from self._track(draws, _windowed(ex, fn, args, max(IN_FLIGHT_TASKS, 2 * self.workers)))
         else:
             yield from self._track(draws, (fn(*a) for a in args))
 
@@ -173,6 +174,26 @@ class Sampler:
         for n, out in zip(draws, outs, strict=True):
             self.progress.update(n)
             yield out
+
+
+#: Most tasks submitted to an executor and not yet collected: a task's arguments (for an evaluation
+#: task, the pickled scores, up to tens of MB when fitted on ``MAX_SELECTION_DRAWS``) are held by
+#: the executor (a local Dask scheduler runs in this process) until it has run, so this bounds what
+#: the driver holds; it is also the most tasks that run at once on an executor.
+IN_FLIGHT_TASKS = 8
+
+
+def _windowed(ex: Executor, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]],
+              window: int) -> Iterator[Any]:
+    """``fn(*a)`` for each ``a`` on ``ex``, results in order, at most ``window`` submitted and not
+    yet collected."""
+    pending: deque[Future[Any]] = deque()
+    for a in args:
+        pending.append(ex.submit(fn, *a))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 #: Draws taken twice on one seed to see whether a mechanism's outputs follow the audit's seed.

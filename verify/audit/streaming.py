@@ -32,11 +32,15 @@ from .regions import Candidate, checked_scores
 from .sampling import CHUNK, Mode, Sampler, Task, draw
 from .scores import Score
 
-__all__ = ["TASK_CHUNKS", "ChosenTests", "count_evaluation", "count_task"]
+__all__ = ["MAX_TASKS_PER_INPUT", "TASK_CHUNKS", "ChosenTests", "count_evaluation", "count_task"]
 
-#: Seed chunks per evaluation task (``TASK_CHUNKS * CHUNK`` draws, about a million): a task's
-#: memory is one chunk's outputs and scores; its result, one integer array per test.
+#: Fewest seed chunks per evaluation task (``TASK_CHUNKS * CHUNK`` draws, about a million): a
+#: task's memory is one chunk's outputs and scores whatever its size; its result, one integer
+#: array per test.
 TASK_CHUNKS = 16
+#: Most tasks per input of a pair: larger audits get longer tasks, so the pickled scores (up to tens
+#: of MB) are sent at most this many times per input.
+MAX_TASKS_PER_INPUT = 32
 
 Counts = NDArray[np.int64]
 
@@ -92,8 +96,10 @@ def count_evaluation(sampler: Sampler, stage: int, n: int,
                      tests: dict[int, ChosenTests]) -> dict[tuple[int, int], list[Counts]]:
     """Per (pair, input): the counts of each of the pair's regions (``tests[pair].regions``, in
     order) on ``n`` draws of stage ``stage`` (seed chunks as ``sampling.make_tasks`` numbers them),
-    counted in tasks of ``TASK_CHUNKS`` chunks on the sampler's workers or executor."""
+    counted in tasks of at least ``TASK_CHUNKS`` chunks (at most ``MAX_TASKS_PER_INPUT`` tasks per
+    input) on the sampler's workers or executor."""
     n_chunks = math.ceil(n / CHUNK)
+    per_task = max(TASK_CHUNKS, math.ceil(n_chunks / MAX_TASKS_PER_INPUT))
     sent: dict[int, ChosenTests | bytes] = {
         i: _dumps(t) if sampler.remote else t for i, t in tests.items()}
     keys: list[tuple[int, int]] = []
@@ -101,8 +107,8 @@ def count_evaluation(sampler: Sampler, stage: int, n: int,
     draws: list[int] = []
     for i in tests:
         for side in (0, 1):
-            for first in range(0, n_chunks, TASK_CHUNKS):
-                chunks = range(first, min(first + TASK_CHUNKS, n_chunks))
+            for first in range(0, n_chunks, per_task):
+                chunks = range(first, min(first + per_task, n_chunks))
                 sizes = [min(CHUNK, n - c * CHUNK) for c in chunks]
                 seeds = [sampler.seed(Task(i, side, stage, c, s)) for c, s in zip(chunks, sizes, strict=True)]
                 keys.append((i, side))
