@@ -93,7 +93,7 @@ def test_dask_executor_equals_in_process() -> None:
     kw = dict(samples=2 * CHUNK + 5000, seed=7, vectorised=True, selection_fraction=0.1)
     local = audit(laplace, [(0.0, 1.0), (0.0, -1.0)], PureDP(1.0), **kw)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         remote = audit(laplace, [(0.0, 1.0), (0.0, -1.0)], PureDP(1.0), executor=client.get_executor(), **kw)
     _same(local, remote)
 

@@ -3,10 +3,12 @@
 A mechanism satisfies f-DP exactly when every test between its outputs on neighbouring inputs has
 errors (alpha, beta) with beta >= f(alpha) [@wasserman2010statistical; @dong2022gaussian, Def. 2.3].
 The audit draws outputs on each pair, chooses rejection regions {s > t} on a selection part of
-the draws (30% by default; scores: exact likelihood ratio, exact value counts, thresholds on
-coordinates, histograms, IEEE-754 granularity, logistic regression), and bounds
+the draws (30% by default, at most ``sampling.MAX_SELECTION_DRAWS`` per input; scores: exact
+likelihood ratio, exact value counts, thresholds on coordinates, histograms, IEEE-754
+granularity, logistic regression), and bounds
 alpha = P(reject | data) and beta = P(accept | data2) on the independent evaluation part with exact
-Clopper-Pearson bounds. Regions are chosen to maximise the bound they would give (computed with the
+Clopper-Pearson bounds on its region counts (folded in chunk by chunk where the draws are made,
+``streaming``). Regions are chosen to maximise the bound they would give (computed with the
 same formula on the selection draws, at a stricter level so small noisy regions lose).
 Outputs of any type are featurised (``features``). Each pair is tested by several families, each
 a test of its own: the generic distributional family (outputs as real numbers: intervals, boxes,
@@ -117,8 +119,10 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     floating_point: also test which doubles come out (the representation finding); False reads
       outputs as real numbers only, so the verdict judges the algorithm apart from floating point.
     workers / executor: draw in processes, or on any ``concurrent.futures.Executor`` (e.g. a Dask
-      ``client.get_executor()``); the mechanism must then be picklable. Results depend on ``seed``
-      only, not on the number of workers.
+      ``client.get_executor()``); the mechanism must then be picklable. The selection half is at
+      most ``MAX_SELECTION_DRAWS`` per input; the evaluation half is counted where it is drawn
+      (``streaming``), so memory does not grow with ``samples``. Results depend on ``seed`` only,
+      not on the number of workers or the executor.
     Returns an ``AuditReport``; every bound in it holds with probability >= ``confidence``.
     """
     t0 = time.perf_counter()

@@ -9,17 +9,16 @@ the selection half); whoever runs it (this process, a process pool, any ``Execut
 ``client.get_executor()``) draws each chunk, featurises it with the pair's layout, computes the
 chosen tests' scores and returns the summed counts: one small integer array per test. The driver
 adds the tasks' arrays. Integer sums do not depend on how chunks are grouped into tasks nor on
-where they are counted, and every chunk is featurised with a fresh copy of the fitted layout, so
+where they are counted, and every chunk is featurised with the fitted layout as it was fitted, so
 the counts (and every bound computed from them) depend on the seed only.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -62,13 +61,18 @@ def count_task(mechanism: Auditable, mode: Mode, data: Data, seeds: Sequence[np.
     Runs in worker processes too."""
     chosen = _load(tests) if isinstance(tests, bytes) else tests
     totals = [np.zeros(0, dtype=np.int64) for _ in chosen.regions]
+    # this task's own skeleton table (the same skeleton objects): tasks running in threads of one
+    # worker share the unpickled tests
+    fitted = chosen.layout
+    layout = replace(fitted, skeletons=dict(fitted.skeletons), shapes=list(fitted.shapes))
+    known = len(layout.skeletons)
     for seed, n in zip(seeds, sizes, strict=True):
         out = draw(mechanism, mode, data, n, seed)
-        # a featurised layout learns skeletons it has not seen (as new categories): a fresh copy per
-        # chunk keeps a chunk's features independent of the chunks counted before it
-        layout = chosen.layout if chosen.layout.numeric else copy.deepcopy(chosen.layout)
+        # a featurised layout learns skeletons it has not seen (as new categories): forgetting them
+        # after each chunk keeps a chunk's features independent of the chunks counted before it
         batch = layout.batch([out], n)
         scored = {i: checked_scores(sc, batch) for i, sc in chosen.scores.items()}
+        layout.forget_skeletons(known)
         for j, c in enumerate(chosen.regions):
             k = c.count(scored[c.score])
             totals[j] = k if totals[j].size == 0 else totals[j] + k
