@@ -28,10 +28,13 @@ def gaussian(x: float, rng: np.random.Generator, size: int) -> np.ndarray:
 
 
 def answer_or_none(x: float, rng: np.random.Generator, size: int) -> list[Any]:
-    """Featurised outputs: None, a number, or a dict (new structures can appear in any chunk)."""
+    """Featurised outputs: None, a number, a dict, or one of 10^4 strings (rare ones are structures
+    first seen in some chunk of the evaluation draws)."""
     y = x + rng.laplace(0.0, 1.0, size)
-    u = rng.integers(0, 20, size)
-    return [None if k == 0 else {"v": float(v)} if k == 1 else float(v) for k, v in zip(u, y, strict=True)]
+    u = rng.integers(0, 100, size)
+    k = rng.integers(0, 10_000, size)
+    return [None if c == 0 else {"v": float(v)} if c == 1 else f"code {m}" if c == 2 else float(v)
+            for c, v, m in zip(u, y, k, strict=True)]
 
 
 @settings(max_examples=60, deadline=None)
