@@ -181,8 +181,8 @@ def stream_section(sizes: list[int], confidence: float, workers: int = 2) -> Non
           f"{header}\n" + "-" * len(header))
     rate = math.nan
     for n in sizes:
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=":0") as cluster, Client(cluster) as client:
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,  # type: ignore[no-untyped-call]
+                          dashboard_address=":0") as cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
             client.run(peak_rss_mb)  # workers started and importing before the clock starts
             t0 = time.perf_counter()
             r = audit(vectorised_laplace, [(0.0, 1.0)], PureDP(1.0), samples=n, seed=0, vectorised=True,

@@ -45,7 +45,8 @@ def test_region_counts_add_over_chunks(values: list[float], cut: int, t: float, 
     and they are the counts the bounds read: draws above, below the threshold; draws per bin."""
     s = np.asarray(values)
     e = tuple(sorted(set(edges)))
-    for c in (Candidate(0.0, 0, 0, 0, t), Candidate(0.0, 0, 0, 0, 0.0, edges=e, larger=(True,) * (len(e) + 1))):
+    binned = Candidate(0.0, 0, 0, 0, 0.0, edges=e, larger=(True,) * (len(e) + 1))
+    for c in (Candidate(0.0, 0, 0, 0, t), binned):
         whole = c.count(s)
         assert np.array_equal(whole, c.count(s[:cut]) + c.count(s[cut:]))
         assert int(whole.sum()) == (s.size if c.edges else int(np.sum(s != c.threshold)))
@@ -73,7 +74,7 @@ def test_report_depends_on_the_seed_only(monkeypatch: pytest.MonkeyPatch, mech: 
                                          samples: int) -> None:
     """Serially in tasks of 16 chunks, and over two processes (the scores pickled by value) in
     tasks of one chunk: the same report."""
-    kw = dict(samples=samples, seed=3, vectorised=True, selection_fraction=0.1,
+    kw: dict[str, Any] = dict(samples=samples, seed=3, vectorised=True, selection_fraction=0.1,
               floating_point=mech is laplace)
     serial = audit(mech, [(0.0, 1.0)], claim, **kw)
     assert serial.points and all(p.n == samples - split_draws(samples, 0.1)[0] for p in serial.points)
@@ -85,7 +86,8 @@ def test_report_depends_on_the_seed_only(monkeypatch: pytest.MonkeyPatch, mech: 
 
 
 def test_featurised_outputs_do_not_depend_on_task_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    kw = dict(samples=CHUNK + 20_000, seed=5, vectorised=True, selection_fraction=0.1, floating_point=False)
+    kw: dict[str, Any] = dict(samples=CHUNK + 20_000, seed=5, vectorised=True, selection_fraction=0.1,
+                              floating_point=False)
     serial = audit(answer_or_none, [(0.0, 1.0)], GDP(1.0), **kw)
     monkeypatch.setattr(streaming, "TASK_CHUNKS", 1)
     _same(serial, audit(answer_or_none, [(0.0, 1.0)], GDP(1.0), **kw))
@@ -93,7 +95,7 @@ def test_featurised_outputs_do_not_depend_on_task_size(monkeypatch: pytest.Monke
 
 def test_dask_executor_equals_in_process() -> None:
     distributed = pytest.importorskip("distributed")
-    kw = dict(samples=2 * CHUNK + 5000, seed=7, vectorised=True, selection_fraction=0.1)
+    kw: dict[str, Any] = dict(samples=2 * CHUNK + 5000, seed=7, vectorised=True, selection_fraction=0.1)
     local = audit(laplace, [(0.0, 1.0), (0.0, -1.0)], PureDP(1.0), **kw)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
@@ -106,7 +108,7 @@ def test_driver_memory_stays_far_below_the_draws() -> None:
     driver; counted where they are drawn, the driver's peak Python/numpy allocation (tracemalloc:
     numpy reports its buffers to it) is a small fraction of that."""
     samples = 3_000_000
-    n_sel, n_eval = split_draws(samples, 0.005)
+    n_eval = split_draws(samples, 0.005)[1]
     held = 2 * n_eval * 8
     tracemalloc.start()
     try:
