@@ -3,10 +3,12 @@
 A mechanism satisfies f-DP exactly when every test between its outputs on neighbouring inputs has
 errors (alpha, beta) with beta >= f(alpha) [@wasserman2010statistical; @dong2022gaussian, Def. 2.3].
 The audit draws outputs on each pair, chooses rejection regions {s > t} on a selection part of
-the draws (30% by default; scores: exact likelihood ratio, exact value counts, thresholds on
-coordinates, histograms, IEEE-754 granularity, logistic regression), and bounds
+the draws (30% by default, at most ``sampling.MAX_SELECTION_DRAWS`` per input; scores: exact
+likelihood ratio, exact value counts, thresholds on coordinates, histograms, IEEE-754
+granularity, logistic regression), and bounds
 alpha = P(reject | data) and beta = P(accept | data2) on the independent evaluation part with exact
-Clopper-Pearson bounds. Regions are chosen to maximise the bound they would give (computed with the
+Clopper-Pearson bounds on its region counts (folded in chunk by chunk where the draws are made,
+``streaming``). Regions are chosen to maximise the bound they would give (computed with the
 same formula on the selection draws, at a stricter level so small noisy regions lose).
 Outputs of any type are featurised (``features``). Each pair is tested by several families, each
 a test of its own: the generic distributional family (outputs as real numbers: intervals, boxes,
@@ -71,8 +73,9 @@ from .regions import (
 )
 from .renyi import claimed_renyi, rho_lower_bound
 from .reports import AuditReport, Finding, TestPoint
-from .sampling import Progress, Sampler, follows_seed, make_tasks, root_seed, sampling_mode
+from .sampling import Progress, Sampler, follows_seed, make_tasks, root_seed, sampling_mode, split_draws
 from .scores import FAMILIES, Family, Score, fit_scores
+from .streaming import ChosenTests, count_evaluation
 
 #: Regions are chosen by the bound they would give at this multiple of the evaluation level: a
 #: stricter level penalises small, noisy regions (the winner's curse over many thresholds).
@@ -116,8 +119,10 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     floating_point: also test which doubles come out (the representation finding); False reads
       outputs as real numbers only, so the verdict judges the algorithm apart from floating point.
     workers / executor: draw in processes, or on any ``concurrent.futures.Executor`` (e.g. a Dask
-      ``client.get_executor()``); the mechanism must then be picklable. Results depend on ``seed``
-      only, not on the number of workers.
+      ``client.get_executor()``); the mechanism must then be picklable. The selection half is at
+      most ``MAX_SELECTION_DRAWS`` per input; the evaluation half is counted where it is drawn
+      (``streaming``), so memory does not grow with ``samples``. Results depend on ``seed`` only,
+      not on the number of workers or the executor.
     Returns an ``AuditReport``; every bound in it holds with probability >= ``confidence``.
     """
     t0 = time.perf_counter()
@@ -135,8 +140,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
                                                                      high_open=True)
     mode = sampling_mode(mechanism, vectorised)
     root = root_seed(seed)
-    n_sel = max(2, round(samples * selection_fraction))
-    n_eval = samples - n_sel
+    n_sel, n_eval = split_draws(samples, selection_fraction)
     if n_eval < 2:
         raise ValueError("samples is too small to split into selection and evaluation halves")
     objectives = claim_objectives(claim, d_report)
@@ -201,8 +205,15 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
                 lead = [max(screened[i].best[(fam, main)], key=lambda c: c.value) for i in ranked]
                 chosen[fam] = ranked[:_split(lead, main, gamma_sel * max_pairs, d_report, f)]
         evaluated = sorted({i for v in chosen.values() for i in v})
+        # per evaluated pair, its tests (family, objective, region) in a fixed order; the
+        # evaluation draws are folded into the regions' counts where they are drawn
+        tests = {i: [(fam, o, max(screened[i].best[(fam, o)], key=lambda c: c.value))
+                     for fam, pairs_f in chosen.items() if i in pairs_f
+                     for o in _objectives(fam, objectives)] for i in evaluated}
         bar.add_total(2 * n_eval * len(evaluated))
-        eval_raw = sampler.run([t for i in evaluated for t in make_tasks(i, 1, n_eval)])
+        counts = count_evaluation(sampler, 1, n_eval, {
+            i: ChosenTests(screened[i].layout, {c.score: screened[i].scores[c.score] for _, _, c in t},
+                           tuple(c for _, _, c in t)) for i, t in tests.items()})
     finally:
         bar.close()
 
@@ -210,25 +221,14 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     gamma = (1.0 - confidence) / (2 * n_tests)
     points: list[TestPoint] = []
     for i in evaluated:
-        sc = screened[i]
-        bp = sc.layout.batch(eval_raw[(i, 0)], n_eval)
-        bq = sc.layout.batch(eval_raw[(i, 1)], n_eval)
-        cache: dict[int, tuple[FloatArray, FloatArray]] = {}
-        for fam, pairs_f in chosen.items():
-            if i not in pairs_f:
-                continue
-            for o in _objectives(fam, objectives):
-                c = max(sc.best[(fam, o)], key=lambda c: c.value)
-                if c.score not in cache:
-                    cache[c.score] = (checked_scores(sc.scores[c.score], bp),
-                                      checked_scores(sc.scores[c.score], bq))
-                sp, sq = cache[c.score]
-                if fam == "renyi" and renyi is not None:
-                    claimed = float(renyi[1][int(np.flatnonzero(renyi[0] == c.order)[0])])
-                    test = evaluate_renyi_bins if c.edges else evaluate_renyi
-                    points.append(test(c, sc.scores[c.score], sp, sq, gamma, n_tests, claimed))
-                else:
-                    points.append(evaluate(c, o, sc.scores[c.score], sp, sq, gamma, n_tests, d_report, f))
+        for (fam, o, c), kp, kq in zip(tests[i], counts[(i, 0)], counts[(i, 1)], strict=True):
+            score = screened[i].scores[c.score]
+            if fam == "renyi" and renyi is not None:
+                claimed = float(renyi[1][int(np.flatnonzero(renyi[0] == c.order)[0])])
+                test = evaluate_renyi_bins if c.edges else evaluate_renyi
+                points.append(test(c, score, kp, kq, n_eval, gamma, n_tests, claimed))
+            else:
+                points.append(evaluate(c, o, score, kp, kq, n_eval, gamma, n_tests, d_report, f))
 
     dist = _finding("distributional", [p for p in points if p.family != "representation"])
     rep = _finding("representation", [p for p in points if p.family == "representation"]) \

@@ -241,6 +241,13 @@ class Layout:
         bq = lay._assemble(objs_q, *parsed[1])
         return lay, bp, bq
 
+    def forget_skeletons(self, known: int) -> None:
+        """Forget every skeleton learnt after the first ``known`` (``batch`` numbers the new
+        structures of its outputs from ``len(skeletons)`` on, in the order first seen)."""
+        for s in list(self.skeletons)[known:]:
+            del self.skeletons[s]
+        del self.shapes[known:]
+
     def column_names(self) -> list[str]:
         """Names of the value columns (slot paths, then container lengths), for reports."""
         if self.numeric:

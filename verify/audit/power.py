@@ -3,8 +3,9 @@
 The model. The mechanism's real guarantee ``truth`` is tight: for every alpha some rejection region
 S has errors alpha = P(S) on one input and beta = T(alpha) on its neighbour, T the trade-off curve
 of ``truth``. The audit evaluates one such region on ``n`` evaluation draws per input (the
-``1 - selection_fraction`` share of its samples) and refutes the claim f when the corner of its
-Clopper-Pearson box lies below the curve: beta_u < f(alpha_u), both bounds at the per-bound level
+``1 - selection_fraction`` share of its samples; all of them beyond the selection cap,
+``sampling.MAX_SELECTION_DRAWS``) and refutes the claim f when the corner of its Clopper-Pearson
+box lies below the curve: beta_u < f(alpha_u), both bounds at the per-bound level
 gamma = (1 - confidence) / (2 K) of an audit with K tests (``verify.audit``'s Bonferroni split).
 With k_a ~ Bin(n, alpha) rejections of the first input and k_r ~ Bin(n, 1 - beta) of the second,
 
@@ -40,6 +41,7 @@ from accountant.core.validation import check_count, check_real
 from ..claims import claim_delta
 from .core import MAX_SAMPLES
 from .regions import claim_objectives
+from .sampling import split_draws
 from .stats import cp_upper
 
 __all__ = ["AuditPlan", "audit_power", "plan_audit", "samples_needed"]
@@ -129,7 +131,7 @@ def _powers(n: int, gamma: float, alphas: FloatArray, betas: FloatArray, claim: 
 
 def _evaluation(samples: int, selection_fraction: float) -> int:
     """The evaluation draws of an audit of ``samples`` draws per input (as ``verify.audit`` splits)."""
-    return samples - max(2, round(samples * selection_fraction))
+    return split_draws(samples, selection_fraction)[1]
 
 
 def plan_audit(claim: Guarantee, truth: Guarantee, samples: int, confidence: float = 0.95, *,

@@ -56,6 +56,16 @@ class Candidate:
     edges: tuple[float, ...] = ()
     larger: tuple[bool, ...] = ()
 
+    def count(self, s: FloatArray) -> NDArray[np.int64]:
+        """The integer counts this region's test reads from scores ``s`` of some draws of one input,
+        additive over draws (the counts of a union of chunks are the sum of the chunks' counts, so
+        the evaluation draws are counted chunk by chunk, ``streaming``): for a multi-bin test its
+        bin counts, else the draws in {s > t} and in {s < t}."""
+        if self.edges:
+            return bin_counts(np.asarray(self.edges, dtype=np.float64), np.sort(s))
+        return np.array([np.count_nonzero(s > self.threshold), np.count_nonzero(s < self.threshold)],
+                        dtype=np.int64)
+
 
 @dataclass(frozen=True)
 class SortedScores:
@@ -129,16 +139,15 @@ def is_discrete(p: Batch, q: Batch) -> bool:
         is not None
 
 
-def evaluate(c: Candidate, o: Objective, score: Score, sp: FloatArray, sq: FloatArray, gamma: float,
-              n_tests: int, delta: float, f: TradeoffFunction) -> TestPoint:
-    """Bound the errors of the chosen region on the evaluation draws (sp: scores on data's outputs,
-    sq: on data2's), each bound at level ``gamma``."""
-    n = sp.size
+def evaluate(c: Candidate, o: Objective, score: Score, kp: NDArray[np.int64], kq: NDArray[np.int64], n: int,
+             gamma: float, n_tests: int, delta: float, f: TradeoffFunction) -> TestPoint:
+    """Bound the errors of the chosen region from its counts (``Candidate.count``) on the n
+    evaluation draws of each input (kp: data's outputs, kq: data2's), each bound at level ``gamma``."""
     if c.direction == 0:
-        k_null, k_alt = int(np.sum(sp > c.threshold)), int(np.sum(sq > c.threshold))
+        k_null, k_alt = int(kp[0]), int(kq[0])
         region = f"{score.name} > {c.threshold:.6g}"
     else:
-        k_null, k_alt = int(np.sum(sq < c.threshold)), int(np.sum(sp < c.threshold))
+        k_null, k_alt = int(kq[1]), int(kp[1])
         region = f"{score.name} < {c.threshold:.6g}"
     if score.describe is not None:
         region = f"{score.name}: {score.describe(c.threshold, c.direction)}"
@@ -190,12 +199,12 @@ def renyi_values(s: SortedScores, thr: FloatArray, gamma: float,
     return best, order, direction
 
 
-def evaluate_renyi(c: Candidate, score: Score, sp: FloatArray, sq: FloatArray, gamma: float,
-                   n_tests: int, claimed: float) -> TestPoint:
-    """The Renyi test of region {s > t} at order c.order on the evaluation draws: two one-sided
-    bounds (the direction fixed on the selection draws), each at level ``gamma``."""
-    n = sp.size
-    k_p, k_q = int(np.sum(sp > c.threshold)), int(np.sum(sq > c.threshold))
+def evaluate_renyi(c: Candidate, score: Score, kp: NDArray[np.int64], kq: NDArray[np.int64], n: int,
+                   gamma: float, n_tests: int, claimed: float) -> TestPoint:
+    """The Renyi test of region {s > t} at order c.order from its counts on the n evaluation draws
+    of each input: two one-sided bounds (the direction fixed on the selection draws), each at level
+    ``gamma``."""
+    k_p, k_q = int(kp[0]), int(kq[0])
 
     def bounds(g: float) -> tuple[float, float]:
         if c.direction == 0:
@@ -262,13 +271,13 @@ def renyi_bins(s: SortedScores, pair: int, score: int, gamma: float, orders: Flo
     return best
 
 
-def evaluate_renyi_bins(c: Candidate, score: Score, sp: FloatArray, sq: FloatArray, gamma: float,
-                        n_tests: int, claimed: float) -> TestPoint:
-    """The multi-bin Renyi test chosen on the selection draws, on the evaluation draws: its 2m
-    one-sided bounds at level gamma / m each (2 gamma in all, as every test)."""
+def evaluate_renyi_bins(c: Candidate, score: Score, kp: NDArray[np.int64], kq: NDArray[np.int64], n: int,
+                        gamma: float, n_tests: int, claimed: float) -> TestPoint:
+    """The multi-bin Renyi test chosen on the selection draws, from its bin counts on the n
+    evaluation draws of each input: its 2m one-sided bounds at level gamma / m each (2 gamma in
+    all, as every test)."""
     edges = np.asarray(c.edges, dtype=np.float64)
-    cp, cq = bin_counts(edges, np.sort(sp)), bin_counts(edges, np.sort(sq))
-    k1, n1, k2, n2 = (cp, sp.size, cq, sq.size) if c.direction == 0 else (cq, sq.size, cp, sp.size)
+    k1, n1, k2, n2 = (kp, n, kq, n) if c.direction == 0 else (kq, n, kp, n)
 
     def lower(g: float, rounds: int = 12) -> float:
         return float(multibin_renyi_lower(k1, n1, k2, n2, c.larger, [c.order], g, rounds)[0])
@@ -279,7 +288,6 @@ def evaluate_renyi_bins(c: Candidate, score: Score, sp: FloatArray, sq: FloatArr
     first, second = ("M(data)", "M(data2)") if c.direction == 0 else ("M(data2)", "M(data)")
     region = (f"{score.name} in {edges.size + 1} bins: Renyi D_{c.order:g}({first} || {second}) >= "
               f"{low:.4g} (claim: <= {claimed:.4g})")
-    n = sp.size
     return TestPoint(
         pair=c.pair, direction=c.direction, region=region, objective="renyi", family="renyi", n=n,
         rejections_null=0, rejections_alt=0, alpha=math.nan, beta=math.nan, alpha_lower=0.0,

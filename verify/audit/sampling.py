@@ -1,7 +1,10 @@
 """Drawing outputs of a mechanism: reproducible chunked streams, processes or any executor.
 
 Every chunk of ``CHUNK`` draws gets its own ``SeedSequence`` with spawn key
-(pair, input, stage, chunk), so the outputs do not depend on how many workers draw them.
+(pair, input, stage, chunk), so the outputs do not depend on how many workers draw them, nor on
+how chunks are grouped into tasks. The selection half of an audit is at most
+``MAX_SELECTION_DRAWS`` per input (``split_draws``): the driver holds those draws, and the
+evaluation half is folded into counts where it is drawn (``streaming``).
 """
 
 from __future__ import annotations
@@ -9,8 +12,9 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -20,6 +24,16 @@ from ..protocols import Auditable, Data, Output, PlainMechanism, SampledMechanis
 
 CHUNK = 1 << 16
 Mode = Literal["mechanism", "vectorised", "scalar"]
+#: Most selection draws per input (the draws held in memory to fit scores and choose regions); an
+#: audit's draws beyond ``MAX_SELECTION_DRAWS / selection_fraction`` all go to the evaluation half.
+MAX_SELECTION_DRAWS = 1_000_000
+
+
+def split_draws(samples: int, selection_fraction: float) -> tuple[int, int]:
+    """(selection, evaluation) draws per input: the selection half is ``selection_fraction`` of the
+    samples (at least 2), capped at ``MAX_SELECTION_DRAWS``; the evaluation half is the rest."""
+    n_sel = min(max(2, round(samples * selection_fraction)), MAX_SELECTION_DRAWS)
+    return n_sel, samples - n_sel
 
 
 def sampling_mode(mechanism: Auditable, vectorised: bool) -> Mode:
@@ -129,29 +143,57 @@ class Sampler:
         return np.random.SeedSequence(self.root.entropy,
                                       spawn_key=(*self.root.spawn_key, t.pair, t.side, t.stage, t.chunk))
 
+    @property
+    def remote(self) -> bool:
+        """Whether tasks run in other processes (their arguments are pickled)."""
+        return self.executor is not None or (self.workers is not None and self.workers > 1)
+
     def run(self, tasks: list[Task]) -> dict[tuple[int, int], list[Any]]:
         """Outputs per (pair, side), as a list of chunk results in chunk order."""
         results: dict[tuple[int, int], list[Any]] = {}
-        for t, out in zip(tasks, self._map(tasks), strict=True):
+        args = [(self.mechanism, self.mode, self.pairs[t.pair][t.side], t.size, self.seed(t))
+                for t in tasks]
+        for t, out in zip(tasks, self.map(draw, args, [t.size for t in tasks]), strict=True):
             results.setdefault((t.pair, t.side), []).append(out)
         return results
 
-    def _map(self, tasks: list[Task]) -> Iterator[Any]:
-        args = [(self.mechanism, self.mode, self.pairs[t.pair][t.side], t.size, self.seed(t))
-                for t in tasks]
-        if self.executor is not None:
-            yield from self._track(tasks, self.executor.map(draw, *zip(*args, strict=True)))
-        elif self.workers is not None and self.workers > 1 and len(tasks) > 1:
+    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]],
+            draws: Sequence[int]) -> Iterator[Any]:
+        """``fn(*a)`` for each ``a`` in ``args``, in order, serially, over ``workers`` processes or on
+        the executor; ``draws`` (one per call) advance the progress bar."""
+        if self.executor is not None and args:
+            yield from self._track(draws, _windowed(self.executor, fn, args, IN_FLIGHT_TASKS))
+        elif self.workers is not None and self.workers > 1 and len(args) > 1:
             _check_picklable(self.mechanism)
             with ProcessPoolExecutor(max_workers=self.workers) as ex:
-                yield from self._track(tasks, ex.map(draw, *zip(*args, strict=True)))
+                yield from self._track(draws, _windowed(ex, fn, args, max(IN_FLIGHT_TASKS, 2 * self.workers)))
         else:
-            yield from self._track(tasks, (draw(*a) for a in args))
+            yield from self._track(draws, (fn(*a) for a in args))
 
-    def _track(self, tasks: list[Task], outs: Iterable[Any]) -> Iterator[Any]:
-        for t, out in zip(tasks, outs, strict=True):
-            self.progress.update(t.size)
+    def _track(self, draws: Sequence[int], outs: Iterable[Any]) -> Iterator[Any]:
+        for n, out in zip(draws, outs, strict=True):
+            self.progress.update(n)
             yield out
+
+
+#: Most tasks submitted to an executor and not yet collected: a task's arguments (for an evaluation
+#: task, the pickled scores, up to tens of MB when fitted on ``MAX_SELECTION_DRAWS``) are held by
+#: the executor (a local Dask scheduler runs in this process) until it has run, so this bounds what
+#: the driver holds; it is also the most tasks that run at once on an executor.
+IN_FLIGHT_TASKS = 8
+
+
+def _windowed(ex: Executor, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]],
+              window: int) -> Iterator[Any]:
+    """``fn(*a)`` for each ``a`` on ``ex``, results in order, at most ``window`` submitted and not
+    yet collected."""
+    pending: deque[Future[Any]] = deque()
+    for a in args:
+        pending.append(ex.submit(fn, *a))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 #: Draws taken twice on one seed to see whether a mechanism's outputs follow the audit's seed.
