@@ -82,6 +82,8 @@ SELECTION_LEVEL_FACTOR = 0.01
 #: at least EXPLORE_MIN (and at most the selection draws).
 EXPLORE_DIVISOR = 40
 EXPLORE_MIN = 1000
+#: Thresholds per score an exploration estimate tries (the audit's own screening tries up to 400).
+EXPLORE_THRESHOLDS = 64
 #: With ``progress=None`` a progress bar is shown on a terminal from this many draws per input.
 AUTO_PROGRESS_DRAWS = 10_000_000
 #: Most draws per input (and pairs) one audit takes.
@@ -279,7 +281,7 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
     """Fit scores on one part of the selection draws and choose thresholds on the other, so the
     predicted power of a fitted region is not inflated by its own fit. Regions are valued by
     Clopper-Pearson bounds, or with ``exact=False`` (an adaptive search's ranking, which claims no
-    bound) by Wilson's approximate ones, far cheaper."""
+    bound) by Wilson's approximate ones on EXPLORE_THRESHOLDS thresholds per score, far cheaper."""
     layout, bp, bq = Layout.fit(chunks_p, chunks_q, n)
     discrete = is_discrete(bp, bq)
     fit_p, pick_p = halves(bp)
@@ -292,7 +294,7 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
         sp = checked_scores(sc, pick_p if sc.fitted else bp)
         sq = checked_scores(sc, pick_q if sc.fitted else bq)
         srt = SortedScores.of(sp, sq)
-        thr = thresholds(srt)
+        thr = thresholds(srt) if exact else thresholds(srt, EXPLORE_THRESHOLDS)
         masses = region_masses(srt, thr)
         for direction in (0, 1):
             a_hat, r_hat = masses[2 * direction], masses[2 * direction + 1]

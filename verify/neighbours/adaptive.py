@@ -63,7 +63,7 @@ class AdaptiveSearch:
     adjacency: str | None = None
     integers: bool = False
     sensitivity: float = 1.0
-    budget: int = 48
+    budget: int = 24
     keep: int = 2
     ball: tuple[str, float] | None = None
     method: str = "climb"
