@@ -43,12 +43,16 @@ class AdaptiveSearch:
 
     It starts from structured candidates (``pairs``: constant datasets of extreme and central
     records with one record changed, first to the opposite extreme; for vector records the box's
-    corners, or the ball's points on the axes and the diagonal; two-valued datasets; StatDP's
-    patterns for answers), then spends ``budget`` estimates: a bisection along chains of neighbouring
+    corners, or the ball's points on the axes and the diagonal, and antipodal pairs (``_antipodal``:
+    shared records at or toward the opposite of the changed record, where an aggregate clipped after
+    summing moves most); two-valued datasets; StatDP's patterns for answers), then spends ``budget``
+    estimates: a bisection along chains of neighbouring
     datasets from one constant dataset to another (a loss concentrated on one step of the chain, as
     at a data-dependent threshold, lies in the half whose end points differ more; group privacy
     bounds the rest), then, with ``method="climb"``, hill climbing from the best pairs by
-    one-record (one-answer, one-coordinate) moves that stay in the domain and the adjacency, or with
+    one-record (one-answer, one-coordinate) moves that stay in the domain and the adjacency (for
+    vector records also every shared record to one random point between the centre and an
+    extreme, a continuous move), or with
     ``method="surrogate"`` a DP-Finder-style search [@bichsel2018dpfinder]: a smooth surrogate
     (Gaussian-process regression) of the estimated loss as a function of the pair, optimised by
     local search over moves without drawing, its best candidates estimated on fresh draws and
