@@ -59,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
     ap.add_argument("--sections", default="cases,structured,fp,speed",
                     help="comma-separated: cases, structured, fp (floating point apart), renyi (multi-bin "
-                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), search, search-cost "
-                         "(the default adaptive search against the witness audit: time and bounds), "
+                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), search, "
+                         "search-cost (the default adaptive search against the witness audit: time "
+                         "and bounds), "
                          "speed (includes analysis), analysis (the audit's analysis time against a plain "
                          "Clopper-Pearson histogram auditor at 10^5 and 10^6 samples per input)")
     args = ap.parse_args(argv)

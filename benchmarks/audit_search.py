@@ -1,8 +1,9 @@
 """Benchmark: the adaptive neighbour search, hill climbing against the DP-Finder-style surrogate.
 
 Run ``python -m benchmarks.audit_search [--samples N] [--seeds K] [--budget B]`` (or the ``search``
-section of ``benchmarks/audit.py``; its ``search-cost`` section runs ``cost_section``: the audit with
-the default search against the witness audit on the known worst pairs, time and bounds). Each buggy structured case is audited with
+section of ``benchmarks/audit.py``; its ``search-cost`` section runs ``cost_section``: the audit
+with the default search against the witness audit on the known worst pairs, time and bounds).
+Each buggy structured case is audited with
 ``AdaptiveSearch(..., method="climb")`` and ``method="surrogate"`` at the same budget of
 estimates, so both draw the same number of samples (the ``samples`` column: exploration, selection
 and evaluation draws in all); the table shows the verdict and the lower bound each finds, per seed,
@@ -88,8 +89,8 @@ def cost_section(samples: int, seeds: int, confidence: float) -> None:
     print("\n" + header + "\n" + "-" * len(header))
     for name, mech, claim, worst, kw, true in cost_cases():
         for seed in range(seeds):
-            opts = {"samples": samples, "confidence": confidence, "seed": seed, "vectorised": True,
-                    "floating_point": False}
+            opts: dict[str, Any] = {"samples": samples, "confidence": confidence, "seed": seed,
+                                    "vectorised": True, "floating_point": False}
             t0 = time.perf_counter()
             w = audit(mech, worst, claim, **opts)
             t1 = time.perf_counter()
