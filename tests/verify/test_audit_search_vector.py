@@ -109,3 +109,10 @@ def test_wilson_bounds_bracket_the_frequency_and_track_clopper_pearson(k: int, n
     se = np.sqrt(0.25 / n) * sps.norm.isf(gamma)
     assert abs(float(hi) - float(cp_upper(k, n, gamma))) <= se
     assert abs(float(lo) - float(cp_lower(k, n, gamma))) <= se
+
+
+def test_exploration_ranks_by_a_bound_never_by_the_claims_curve() -> None:
+    from verify.audit.regions import exploration_objective
+    assert exploration_objective(["eps"]) == "eps"
+    assert exploration_objective(["mu", "eps"]) == "mu"
+    assert exploration_objective(["claim", "eps"]) == "mu"
