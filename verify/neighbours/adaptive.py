@@ -223,7 +223,7 @@ class AdaptiveSearch:
         if sp.adj != "answers":
             recs = sp.records()
             chains = [(recs[0], recs[1])]
-            if len(recs) > 2:
+            if len(recs) > 2 and sp.d == 1:  # vector records: the budget goes to the antipodal starts
                 chains += [(recs[0], recs[2]), (recs[2], recs[1])]
             for a, b in chains:
                 if state.left() <= 0:
@@ -348,12 +348,15 @@ class AdaptiveSearch:
             return x, x2
         diff = differing_record(x, x2, sp.adj)
         u = int(rng.integers(5 if sp.d > 1 else 3))
-        if u == 4:  # every shared record to one point on the segment from the centre toward v
+        if u == 4:  # every shared record moved together (to one point, or scaled)
             if x.shape[0] == 1:
                 return pair
             mid = (sp.lo + sp.hi) / 2
             old, new = x[diff].copy(), x2[diff].copy() if sp.adj == "replace" else x[diff].copy()
-            x[:] = mid + float(rng.uniform()) * (v - mid)
+            if rng.random() < 0.5:  # toward an extreme: to a random point of the segment
+                x[:] = mid + float(rng.uniform()) * (v - mid)
+            else:  # a local refinement: scaled about the centre
+                x[:] = mid + float(rng.uniform(0.5, 1.5)) * (x - mid)
             x[diff] = old
             x2 = x.copy()
             if sp.adj == "replace":
