@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sections", default="cases,structured,fp,speed",
                     help="comma-separated: cases, structured, fp (floating point apart), renyi (multi-bin "
                          "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), search, "
+                         "search-cost (the default adaptive search against the witness audit: time "
+                         "and bounds), "
                          "speed (includes analysis), analysis (the audit's analysis time against a plain "
                          "Clopper-Pearson histogram auditor at 10^5 and 10^6 samples per input), stream "
                          "(a vectorised Laplace audited on a local Dask cluster of 2 worker processes at "
@@ -109,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     if "search" in sections:  # hill climbing against the surrogate search (benchmarks/audit_search.py)
         from benchmarks.audit_search import search_section
         wrong += search_section(args.samples, args.seeds, args.confidence)
+    if "search-cost" in sections:  # the search's time and bounds against the witness audit
+        from benchmarks.audit_search import cost_section
+        cost_section(args.samples, args.seeds, args.confidence)
     if sections & {"cases", "structured", "fp", "search"}:
         print(f"\nverdicts different from the known one: {wrong}")
     if not args.no_speed and "speed" in sections:

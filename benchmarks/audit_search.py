@@ -1,7 +1,9 @@
 """Benchmark: the adaptive neighbour search, hill climbing against the DP-Finder-style surrogate.
 
 Run ``python -m benchmarks.audit_search [--samples N] [--seeds K] [--budget B]`` (or the ``search``
-section of ``benchmarks/audit.py``). Each buggy structured case is audited with
+section of ``benchmarks/audit.py``; its ``search-cost`` section runs ``cost_section``: the audit
+with the default search against the witness audit on the known worst pairs, time and bounds).
+Each buggy structured case is audited with
 ``AdaptiveSearch(..., method="climb")`` and ``method="surrogate"`` at the same budget of
 estimates, so both draw the same number of samples (the ``samples`` column: exploration, selection
 and evaluation draws in all); the table shows the verdict and the lower bound each finds, per seed,
@@ -20,10 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from accountant import PureDP
+from accountant import GDP, ZCDP, PureDP
 from mechanisms import Domain
 from mechanisms.samplers import discrete_laplace_array
-from tests.support.audit_fixtures import NoiselessPTRMode, TopKReusingNoise
+from tests.support.audit_fixtures import (
+    ClipAfterSumStep,
+    GaussianHistogram,
+    NoiselessPTRMode,
+    TopKReusingNoise,
+)
 from verify import audit
 from verify.examples import SparseVector
 from verify.neighbours import AdaptiveSearch
@@ -56,6 +63,43 @@ def search_cases() -> list[tuple[str, Any, Any, bool, float | None]]:
                                                                "integers": True}, True, 3.0),
         ("svt correct (Alg. 1)", SparseVector(1.0), svt, False, 1.0),
     ]
+
+
+def cost_cases() -> list[tuple[str, Any, Any, list[tuple[Any, Any]], dict[str, Any], float]]:
+    """(name, mechanism, claim, known worst pairs, AdaptiveSearch keyword arguments, true mu)."""
+    hist = GaussianHistogram(sigma=2.0, bins=3)
+    step = ClipAfterSumStep(sigma=2.0, clip=1.0, d=2)
+    return [
+        ("3-bin Gaussian histogram, zCDP claim", hist, ZCDP(1 / 8),
+         [(np.zeros(10), np.r_[np.zeros(9), 1.0])], {"domain": (0, 2, 10), "integers": True},
+         math.sqrt(2) / 2),
+        ("DP-SGD step, clip after sum (d=2)", step, GDP(0.5),
+         [(np.array([[-0.85, -0.85], [2.5, 2.5]]), np.array([[-0.85, -0.85]]))],
+         {"domain": Domain(-2.5, 2.5, n=2, d=2, adjacency="add_remove")}, 1.5),
+    ]
+
+
+def cost_section(samples: int, seeds: int, confidence: float) -> None:
+    """Per target and seed: the witness audit (the known worst pairs, fixed) against the audit with
+    ``AdaptiveSearch`` (default budget and keep, hill climbing) at the same samples per input: the
+    time of each, their ratio, and the eps and mu lower bounds each reaches."""
+    header = (f"{'search cost':38} {'seed':>4} {'witness s':>9} {'search s':>9} {'ratio':>6} "
+              f"{'eps (witness)':>13} {'eps (search)':>12} {'mu (witness)':>12} {'mu (search)':>11} "
+              f"{'true mu':>7}")
+    print("\n" + header + "\n" + "-" * len(header))
+    for name, mech, claim, worst, kw, true in cost_cases():
+        for seed in range(seeds):
+            opts: dict[str, Any] = {"samples": samples, "confidence": confidence, "seed": seed,
+                                    "vectorised": True, "floating_point": False}
+            t0 = time.perf_counter()
+            w = audit(mech, worst, claim, **opts)
+            t1 = time.perf_counter()
+            s = audit(mech, AdaptiveSearch(**kw), claim, **opts)
+            t2 = time.perf_counter()
+            print(f"{name:38} {seed:>4} {t1 - t0:9.2f} {t2 - t1:9.2f} {(t2 - t1) / (t1 - t0):6.2f} "
+                  f"{w.epsilon_lower:13.4g} {s.epsilon_lower:12.4g} {w.mu_lower:12.4g} "
+                  f"{s.mu_lower:11.4g} {true:7.4g}")
+            sys.stdout.flush()
 
 
 def search_section(samples: int, seeds: int, confidence: float, budget: int = 48, first_seed: int = 0) -> int:

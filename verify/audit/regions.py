@@ -40,6 +40,14 @@ def claim_objectives(claim: Guarantee, delta: float) -> list[Objective]:
     return ["claim", "eps"]
 
 
+def exploration_objective(objectives: list[Objective]) -> Objective:
+    """What an adaptive neighbour search ranks candidate pairs by: the claim's first objective when
+    it is a bound (eps, mu), else the GDP mu bound, which needs no evaluation of the claim's
+    trade-off curve (costly for zCDP and Renyi claims) and grows with the distance between the two
+    output laws as the margin below any claimed curve does."""
+    return "mu" if objectives[0] == "claim" else objectives[0]
+
+
 @dataclass(frozen=True)
 class Candidate:
     value: float

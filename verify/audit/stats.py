@@ -41,6 +41,23 @@ def cp_lower(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
     return np.asarray(np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0), dtype=np.float64)
 
 
+def wilson_bounds(k: ArrayLike, n: ArrayLike, gamma: float) -> tuple[FloatArray, FloatArray]:
+    """Wilson's score interval [@wilson1927probable]: (lower, upper) on p from k successes in n at
+    one-sided level ``gamma`` each, by the normal approximation. Not a certified bound (its coverage
+    is approximate): the adaptive search ranks candidate pairs by it, where no bound is claimed and
+    the exact quantiles of Clopper-Pearson would cost most of the time."""
+    kk = np.asarray(k, dtype=np.float64)
+    nn = np.broadcast_to(np.asarray(n, dtype=np.float64), kk.shape)
+    z = float(special.ndtri(1.0 - gamma))
+    p = kk / nn
+    centre = p + z * z / (2 * nn)
+    half = z * np.sqrt(p * (1.0 - p) / nn + z * z / (4 * nn * nn))
+    scale = 1.0 + z * z / nn
+    lo = np.clip(np.minimum((centre - half) / scale, p), 0.0, 1.0)  # min/max: p inside despite rounding
+    hi = np.clip(np.maximum((centre + half) / scale, p), 0.0, 1.0)
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
 def order_statistics(sorted_x: FloatArray, levels: ArrayLike) -> FloatArray:
     """Empirical quantiles of a sorted sample by the inverted empirical CDF (Hyndman and Fan's
     definition 1, numpy's ``inverted_cdf``): at level p the ceil(n p)-th smallest value, the

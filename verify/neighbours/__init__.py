@@ -12,7 +12,7 @@ error budget only on the most promising.
 
 from __future__ import annotations
 
-from .adaptive import SURROGATE_QUANTILES, AdaptiveSearch, SearchMethod
+from .adaptive import ANTIPODAL_FRACTIONS, SURROGATE_QUANTILES, AdaptiveSearch, SearchMethod
 from .fixed import (
     MAX_N,
     Estimator,
@@ -26,6 +26,7 @@ from .fixed import (
 from .space import MAX_RECORDS, SearchAdjacency, SearchSpace
 
 __all__ = [
+    "ANTIPODAL_FRACTIONS",
     "MAX_N",
     "MAX_RECORDS",
     "SURROGATE_QUANTILES",

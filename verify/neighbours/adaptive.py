@@ -18,12 +18,15 @@ from .fixed import MAX_N, Estimator, FloatPair, check_domain, statdp_patterns
 from .space import SearchSpace, differing_record, rows_differ, unique_pairs
 from .surrogate import Surrogate
 
-__all__ = ["SURROGATE_QUANTILES", "AdaptiveSearch", "SearchMethod"]
+__all__ = ["ANTIPODAL_FRACTIONS", "SURROGATE_QUANTILES", "AdaptiveSearch", "SearchMethod"]
 
 #: How the adaptive search moves after its structured start.
 SearchMethod = Literal["climb", "surrogate"]
 #: Quantile levels of each coordinate that describe a dataset to the surrogate.
 SURROGATE_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+#: Where the antipodal starts put the shared records: this fraction of the way from the centre
+#: toward the opposite of the changed record.
+ANTIPODAL_FRACTIONS = (0.25, 0.5)
 
 
 @dataclass(frozen=True)
@@ -40,12 +43,16 @@ class AdaptiveSearch:
 
     It starts from structured candidates (``pairs``: constant datasets of extreme and central
     records with one record changed, first to the opposite extreme; for vector records the box's
-    corners, or the ball's points on the axes and the diagonal; two-valued datasets; StatDP's
-    patterns for answers), then spends ``budget`` estimates: a bisection along chains of neighbouring
+    corners, or the ball's points on the axes and the diagonal, and antipodal pairs (``_antipodal``:
+    shared records at or toward the opposite of the changed record, where an aggregate clipped after
+    summing moves most); two-valued datasets; StatDP's patterns for answers), then spends ``budget``
+    estimates: a bisection along chains of neighbouring
     datasets from one constant dataset to another (a loss concentrated on one step of the chain, as
     at a data-dependent threshold, lies in the half whose end points differ more; group privacy
     bounds the rest), then, with ``method="climb"``, hill climbing from the best pairs by
-    one-record (one-answer, one-coordinate) moves that stay in the domain and the adjacency, or with
+    one-record (one-answer, one-coordinate) moves that stay in the domain and the adjacency (for
+    vector records also every shared record to one random point between the centre and an
+    extreme, a continuous move), or with
     ``method="surrogate"`` a DP-Finder-style search [@bichsel2018dpfinder]: a smooth surrogate
     (Gaussian-process regression) of the estimated loss as a function of the pair, optimised by
     local search over moves without drawing, its best candidates estimated on fresh draws and
@@ -60,8 +67,8 @@ class AdaptiveSearch:
     adjacency: str | None = None
     integers: bool = False
     sensitivity: float = 1.0
-    budget: int = 48
-    keep: int = 8
+    budget: int = 24
+    keep: int = 2
     ball: tuple[str, float] | None = None
     method: str = "climb"
     _space: SearchSpace = field(init=False, repr=False, compare=False)
@@ -152,10 +159,40 @@ class AdaptiveSearch:
                     out.append((consts[i], x2))
         else:
             out += [(x, x[1:]) for x in consts]
+        out += self._antipodal(recs)
         a, b = recs[0], recs[1]
         for j in sorted({sp.n // 4, sp.n // 2, (3 * sp.n) // 4}):
             out.append(self._link(a, b, 2 * j if sp.adj == "add_remove" else j))
         return unique_pairs([(sp.fix(p), sp.fix(q)) for p, q in out])
+
+    def _antipodal(self, recs: list[FloatArray]) -> list[FloatPair]:
+        """Vector records: pairs whose changed record and shared records point opposite ways, where a
+        nonlinear aggregate (a sum clipped after summing, a projection) moves most. Replace: shared
+        records at the centre, the changed record moved from an extreme c to its opposite; both
+        adjacencies: shared records a fraction t of the way from the centre toward the opposite of
+        c (t in ``ANTIPODAL_FRACTIONS``) with c the changed (removed) record."""
+        sp = self._space
+        if sp.d == 1 or sp.n < 2:
+            return []
+        mid = sp.record((sp.lo + sp.hi) / 2)
+        out: list[FloatPair] = []
+        for c in recs[:2]:
+            opp = sp.opposite(c)
+            if sp.adj == "replace":
+                x = np.tile(mid, (sp.n, 1))
+                x[0], x2 = c, x.copy()
+                x2[0] = opp
+                out.append((x, x2))
+            for t in ANTIPODAL_FRACTIONS:
+                x = np.tile(sp.record(mid + t * (opp - mid)), (sp.n, 1))
+                x[0] = c
+                if sp.adj == "replace":
+                    x2 = x.copy()
+                    x2[0] = x[1]
+                    out.append((x, x2))
+                else:
+                    out.append((x, x[1:]))
+        return out
 
     def _chain(self, a: FloatArray, b: FloatArray, i: int) -> FloatArray:
         """Dataset i of a chain of neighbours from all-a to all-b: replace one a by b per step
@@ -186,7 +223,7 @@ class AdaptiveSearch:
         if sp.adj != "answers":
             recs = sp.records()
             chains = [(recs[0], recs[1])]
-            if len(recs) > 2:
+            if len(recs) > 2 and sp.d == 1:  # vector records: the budget goes to the antipodal starts
                 chains += [(recs[0], recs[2]), (recs[2], recs[1])]
             for a, b in chains:
                 if state.left() <= 0:
@@ -310,8 +347,23 @@ class AdaptiveSearch:
                 return pair
             return x, x2
         diff = differing_record(x, x2, sp.adj)
-        u = int(rng.integers(4 if sp.d > 1 else 3))
-        if u == 3:  # one coordinate of the changed record, toward an end of its axis (or anywhere)
+        u = int(rng.integers(5 if sp.d > 1 else 3))
+        if u == 4:  # every shared record moved together (to one point, or scaled)
+            if x.shape[0] == 1:
+                return pair
+            mid = (sp.lo + sp.hi) / 2
+            old, new = x[diff].copy(), x2[diff].copy() if sp.adj == "replace" else x[diff].copy()
+            if rng.random() < 0.5:  # toward an extreme: to a random point of the segment
+                x[:] = mid + float(rng.uniform()) * (v - mid)
+            else:  # a local refinement: scaled about the centre
+                x[:] = mid + float(rng.uniform(0.5, 1.5)) * (x - mid)
+            x[diff] = old
+            x2 = x.copy()
+            if sp.adj == "replace":
+                x2[diff] = new
+            else:
+                x2 = np.delete(x, diff, axis=0)
+        elif u == 3:  # one coordinate of the changed record, toward an end of its axis (or anywhere)
             j = int(rng.integers(sp.d))
             end = [sp.lo[j], sp.hi[j], -x[diff, j], float(rng.uniform(sp.lo[j], sp.hi[j]))]
             row = x2 if sp.adj == "replace" and rng.random() < 0.5 else x
