@@ -18,6 +18,7 @@ from .calibration import (
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
     DPSGD,
+    AdaptivePTRMedian,
     ADist,
     ASamp,
     BatchFit,
@@ -33,6 +34,8 @@ from .estimators import (
     ProposeTestRelease,
     PTRMedian,
     ScaleIQR,
+    SmoothLLNQuantile,
+    SmoothLLNTrimmedMean,
     SmoothSensitivityMedian,
     SparseMean,
     SubsampleAndAggregate,
@@ -92,6 +95,7 @@ __all__ = [
     "ADist",
     "ASamp",
     "AboveThreshold",
+    "AdaptivePTRMedian",
     "Adjacency",
     "BCDPMean",
     "BatchFit",
@@ -130,6 +134,8 @@ __all__ = [
     "ReportNoisyMax",
     "ScaleIQR",
     "Sensitivity",
+    "SmoothLLNQuantile",
+    "SmoothLLNTrimmedMean",
     "SmoothSensitivityMedian",
     "SparseMean",
     "SubsampleAndAggregate",

@@ -10,15 +10,20 @@ from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .robust import (
+    AdaptivePTRMedian,
     ExponentialQuantile,
     PTRMedian,
     ScaleIQR,
     SmoothSensitivityMedian,
+    check_bounds,
     iqr_distance,
     median_smooth_sensitivity,
+    quantile_rank,
     smooth_sensitivity,
 )
 from .sgd import DPSGD
+from .smooth import SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
+from .smooth_noise import ArsinhNormal, LaplaceLogNormal, LatticeLLN, UniformLogNormal, cdp_rho
 from .sparse import SparseMean, TruncatedMean
 from .stability import (
     ADist,
@@ -37,12 +42,16 @@ __all__: list[str] = [
     "DPSGD",
     "ADist",
     "ASamp",
+    "AdaptivePTRMedian",
+    "ArsinhNormal",
     "BCDPLeastSquares",
     "BatchFit",
     "BoundedPsiModel",
     "ExponentialQuantile",
     "HuberLocation",
     "HuberRegression",
+    "LaplaceLogNormal",
+    "LatticeLLN",
     "LogisticRegression",
     "NoisyGD",
     "NoisyNewton",
@@ -51,11 +60,17 @@ __all__: list[str] = [
     "PrivateFit",
     "ProposeTestRelease",
     "ScaleIQR",
+    "SmoothLLNQuantile",
+    "SmoothLLNTrimmedMean",
     "SmoothSensitivityMedian",
     "SparseMean",
     "SubsampleAndAggregate",
     "TruncatedMean",
+    "UniformLogNormal",
     "WaldTest",
+    "cdp_epsilon_for",
+    "cdp_rho",
+    "check_bounds",
     "default_iterations",
     "distance_to_sensitivity_above",
     "fit_nonprivate",
@@ -64,6 +79,7 @@ __all__: list[str] = [
     "mode_aggregator",
     "mode_with_distance",
     "order_statistic_local_sensitivity",
+    "quantile_rank",
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
     "wald_test",
