@@ -23,7 +23,7 @@ relative 2^-24 at most (s2 >= 2^24), both absorbed by using xi (1 - 2^-10) in pl
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -303,13 +303,16 @@ ETA_MANTISSAS = (1.0, 2.0**0.25, 2.0**0.5, 2.0**0.75)
 class AdaptivePTRMedian(Mechanism):
     """The PTR median (q-quantile) with a data-driven proposal: eta from a private interquartile range.
 
-    1. The quartiles by ``ExponentialQuantile`` at eps_scale/2 each (eps_scale = ``scale_share`` eps)
-       on ``bins`` candidates (few: at eps_scale/2 ~ 0.05 a fine grid's empty bins draw the output
-       away from the data), iqr = max(q75 - q25, (upper - lower)/bins);
+    1. The quartiles by ``ExponentialQuantile`` at eps_scale/2 each (eps_scale = ``scale_share`` eps,
+       by default min(3/10, max(1/20, 200/(n eps))): the exponential mechanism's mass on the empty
+       candidates far from a quartile is ~ bins e^(-eps_scale n/16), negligible once eps_scale n >=
+       ~200) on ``bins`` candidates (few, for the same reason); iqr = max(q75 - q25,
+       (upper - lower)/bins);
     2. eta = ``factor`` iqr / n rounded up to the grid 2^(j/4) and capped at upper - lower. For a
        density f at the median, the order statistic's local sensitivity at distance k is about
-       (k + 1)/(n f), and PTR's test passes when that distance exceeds ~ log(1/delta)/eps_ptr, so
-       eta must cover ~ 40 spacings; 1/(n f) ~ 1.85 IQR/n for a normal law, hence factor = 80;
+       (k + 1)/(n f), and PTR's test passes when that distance exceeds ~ (log(1/delta) + 3)/eps_ptr
+       (the threshold and three noise scales), and 1/(n f) ~ 1.85 IQR/n for a normal law, hence the
+       default factor 2 (log(1/delta) + 3)/eps_ptr (~75 at eps = 1, delta = 1e-6);
     3. ``PTRMedian`` at (eps_ptr, delta) with that eta, eps_ptr = (1 - scale_share) eps / 2 less
        2^-12 (the lattice release's slack).
     Eta is a function of stage 1's output only, so the stages compose adaptively: ``ApproxDP(
@@ -323,21 +326,27 @@ class AdaptivePTRMedian(Mechanism):
     eps: float
     delta: float
     q: float = 0.5
-    scale_share: float = 0.1
-    factor: float = 80.0
+    scale_share: float | None = None
+    factor: float | None = None
     bins: int = 256
+    _ptrs: dict[float, ProposeTestRelease] = field(default_factory=dict, init=False, repr=False,
+                                                   compare=False)
 
     def __post_init__(self) -> None:
         _check_quantile_fields(self)
         object.__setattr__(self, "delta", check_delta(self.delta))
-        object.__setattr__(self, "scale_share", check_real("scale_share", self.scale_share, low=0.0,
-                                                           high=1.0, low_open=True, high_open=True))
-        object.__setattr__(self, "factor", check_real("factor", self.factor, low=0.0, high=1e9,
-                                                      low_open=True))
+        share = (min(0.3, max(0.05, 200.0 / (self.n * self.eps))) if self.scale_share is None
+                 else self.scale_share)
+        object.__setattr__(self, "scale_share", check_real("scale_share", share, low=0.0, high=1.0,
+                                                           low_open=True, high_open=True))
+        factor = (2.0 * (math.log(1.0 / self.delta) + 3.0) / self.eps_ptr if self.factor is None
+                  else self.factor)
+        object.__setattr__(self, "factor", check_real("factor", factor, low=0.0, high=1e9, low_open=True))
         object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=2**24))
 
     @property
     def eps_scale(self) -> float:
+        assert self.scale_share is not None
         return self.eps * self.scale_share
 
     @property
@@ -349,6 +358,7 @@ class AdaptivePTRMedian(Mechanism):
 
     def proposal(self, iqr: float) -> float:
         """eta for a (private) IQR estimate: factor iqr / n rounded up to 2^(j/4), capped at upper - lower."""
+        assert self.factor is not None
         raw = self.factor * max(iqr, (self.upper - self.lower) / self.bins) / self.n
         j = math.ceil(4.0 * math.log2(raw))
         eta = math.ldexp(ETA_MANTISSAS[j % 4], j // 4)
@@ -361,7 +371,11 @@ class AdaptivePTRMedian(Mechanism):
         return eta
 
     def ptr(self, eta: float) -> ProposeTestRelease:
-        return PTRMedian(self.lower, self.upper, self.n, self.eps_ptr, self.delta, eta, q=self.q)
+        """``PTRMedian`` at (eps_ptr, delta) proposing eta (built once per eta)."""
+        if eta not in self._ptrs:
+            self._ptrs[eta] = PTRMedian(self.lower, self.upper, self.n, self.eps_ptr, self.delta, eta,
+                                        q=self.q)
+        return self._ptrs[eta]
 
     @property
     def sensitivity(self) -> Any:
