@@ -396,12 +396,14 @@ class AdaptivePTRMedian(Mechanism):
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         x = Domain(self.lower, self.upper, self.n, clip=True).validate(data)
-        lo_q, hi_q = self.quartile(0.25), self.quartile(0.75)
-        out = []
-        for _ in range(m):
-            eta = self.proposal(float(hi_q.sample(x, rng)) - float(lo_q.sample(x, rng)))
-            out.append(self.ptr(eta).sample(x, rng))
-        return object_outputs(out)
+        iqr = self.quartile(0.75).sample(x, rng, size=m) - self.quartile(0.25).sample(x, rng, size=m)
+        etas = np.array([self.proposal(float(v)) for v in iqr])
+        out = object_outputs([BOTTOM] * m)
+        for eta in np.unique(etas).tolist():  # draws sharing a proposal are sampled together
+            idx = np.flatnonzero(etas == eta)
+            for i, v in zip(idx.tolist(), self.ptr(eta).sample(x, rng, size=idx.size), strict=True):
+                out[i] = v
+        return out
 
 
 #: Proposals drawn per pending output in one round of the exponential-mechanism sampler.

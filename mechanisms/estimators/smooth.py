@@ -27,7 +27,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import ZCDP, Guarantee
+from accountant import ZCDP
 from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
@@ -106,7 +106,7 @@ class _LLNRelease(Mechanism):
     def exponent(self) -> int:
         return floor_log2(Fraction(self.tau)) - LATTICE_BITS
 
-    def guarantee(self) -> Guarantee:
+    def guarantee(self) -> ZCDP:
         """(1/2 eps'^2)-CDP, eps' = the release's certified epsilon (<= eps)."""
         return self.noise.guarantee()
 
