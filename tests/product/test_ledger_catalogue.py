@@ -98,6 +98,9 @@ BUILDERS: dict[str, Callable[[], list[Mechanism]]] = {
     "ReportNoisyMax": lambda: [mechanisms.ReportNoisyMax(_scores(), 1.0)],
     "ScaleIQR": lambda: [mechanisms.ScaleIQR(1.0, 1e-6)],
     "SmoothSensitivityMedian": lambda: [mechanisms.SmoothSensitivityMedian(0.0, 1.0, 100, 1.0, 1e-6, q=0.5)],
+    "SmoothLLNQuantile": lambda: [mechanisms.SmoothLLNQuantile(0.0, 1.0, 100, 0.5, q=0.5)],
+    "SmoothLLNTrimmedMean": lambda: [mechanisms.SmoothLLNTrimmedMean(0.0, 1.0, 100, 0.5, trim=10)],
+    "AdaptivePTRMedian": lambda: [mechanisms.AdaptivePTRMedian(0.0, 1.0, 100, 1.0, 1e-6)],
     "SparseMean": lambda: [mechanisms.SparseMean(1.0, 50, 100, 3, 1.0, 1e-6)],
     "SubsampleAndAggregate": lambda: [mechanisms.SubsampleAndAggregate(
         np.mean, 10, ExponentialQuantile(-2.0, 4.0, 10, 1.0))],
