@@ -17,7 +17,10 @@ dilation term (the Gaussian Y shifted by t/sigma) and a shift term (for the log-
 Lipschitz constant of the log-density, largest at 0: E[e^(-2 sigma Y)]/E[e^(-sigma Y)] = e^(3 sigma^2/2)
 for LLN), combined by the triangle-like inequality of zCDP (sqrt rho adds). ``LaplaceLogNormal``,
 ``UniformLogNormal`` and ``ArsinhNormal`` state these forms (rounded up) for planning; they are laws,
-not releases: a continuous draw added to a double is not float-safe [@mironov2012significance].
+not releases: a continuous draw added to a double is not float-safe [@mironov2012significance]. The
+Laplace-log-normal form is re-derived below (the lattice proof reduces to it); the other two are
+checked only numerically (Renyi divergences integrated on a grid at a few (s, t, alpha), in the
+tests), and no release here uses them.
 
 The lattice Laplace-log-normal release (``LatticeLLN``). Everything random is an exact integer draw
 and the output lies on a public lattice gamma Z (gamma = 2^e, gamma <= tau 2^-12 for a public
