@@ -302,11 +302,6 @@ class LatticeLLN:
         """Bun & Steinke's t/sigma + e^(3 sigma^2/2) s at the grid's t = k h and sigma = h sqrt v."""
         return LaplaceLogNormal(self.sigma_grid).epsilon(self.s, self.k * self.h)
 
-    @property
-    def variance_factor(self) -> float:
-        """Var(N) ~ (2^(Q/m))^2 * this: E[c_L^2] 2 = 2 e^(2 sigma^2) / s^2 (continuous approximation)."""
-        return 2.0 * math.exp(2.0 * self.sigma_grid**2) / self.s**2
-
     def scale_index(self, g_plus_tau: Fraction, exponent: int) -> int:
         """Q = ceil(m log2((g + tau)/2^exponent)), exactly: the least Q with ((g + tau)/gamma)^m <= 2^Q."""
         f = Fraction(g_plus_tau) / Fraction(2) ** exponent

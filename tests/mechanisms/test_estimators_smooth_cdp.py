@@ -50,11 +50,26 @@ def test_closed_forms_against_mpmath() -> None:
         for got, want in [(LaplaceLogNormal(sg).epsilon(s, t), lln), (ArsinhNormal(sg).epsilon(s, t), asn),
                           (LaplaceLogNormal(sg).variance, 2 * mpmath.exp(2 * G * G))]:
             assert want <= got <= want * (1 + 1e-15)
+        asn_var = mpmath.expm1(2 * G * G) / (2 * G * G)
+        assert asn_var <= ArsinhNormal(sg).variance <= asn_var * (1 + 1e-15)
         if sg >= math.sqrt(2):
             uln = T / G + mpmath.exp(1.5 * G * G) * mpmath.sqrt(2 / mpmath.pi) * S / G
             assert uln <= UniformLogNormal(sg).epsilon(s, t) <= uln * (1 + 1e-15)
+            uln_var = mpmath.exp(2 * G * G) / 3
+            assert uln_var <= UniformLogNormal(sg).variance <= uln_var * (1 + 1e-15)
     with pytest.raises(ValueError, match="sigma"):
         UniformLogNormal(1.0)
+
+
+def test_lln_optimal_sigma_minimises_the_variance() -> None:
+    """The root of 5 (eps/t) sigma^3 - 5 sigma^2 - 1 minimises e^(5 sigma^2)/(eps - t/sigma)^2 over a
+    fine grid of sigma (within the grid step)."""
+    for eps, t in [(0.3, 0.05), (1.0, 0.2), (2.0, 0.01)]:
+        best = LaplaceLogNormal.optimal_sigma(eps, t)
+        assert abs(5 * eps / t * best**3 - 5 * best**2 - 1) < 1e-9
+        grid = np.linspace(t / eps * 1.001, 3.0, 200_000)
+        obj = 5 * grid**2 - 2 * np.log(eps - t / grid)
+        assert abs(grid[np.argmin(obj)] - best) < 2e-4
 
 
 def _renyi_on_grid(p: np.ndarray, q: np.ndarray, dz: float, alpha: float) -> float:
