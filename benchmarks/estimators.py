@@ -61,9 +61,12 @@ from mechanisms import (
     truncated_mean_rate,
 )
 from mechanisms.estimators import (
+    AdaptivePTRMedian,
     ExponentialQuantile,
     PTRMedian,
     ScaleIQR,
+    SmoothLLNQuantile,
+    SmoothLLNTrimmedMean,
     SmoothSensitivityMedian,
     SparseMean,
     TruncatedMean,
@@ -220,6 +223,9 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=BINS) for q in (0.25, 0.75)}
     ss = SmoothSensitivityMedian(LO, HI, n, EPS, DELTA)
     ptr = PTRMedian(LO, HI, n, EPS / 2, DELTA, eta=150.0 / n)
+    lln = {q: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA, q=q) for q in (0.5, 0.9)}
+    lln_tm = SmoothLLNTrimmedMean.for_approx_dp(LO, HI, n, EPS, DELTA)
+    ptr_iqr = AdaptivePTRMedian(LO, HI, n, EPS, DELTA)
     scale = ScaleIQR(EPS / 4, DELTA)
 
     def eps_of(m: Any) -> float:
@@ -237,10 +243,14 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
                      "Laplace clipped var.": (one(plug), eps_of(plug))},
         "std": {"adaptive std": (one(ada["replace", "std"]), EPS),
                 "adaptive std [a/r]": (one(ada["add_remove", "std"]), EPS)},
-        "mean": {"Laplace clipped mean": (one(lap), eps_of(lap))},
+        "mean": {"Laplace clipped mean": (one(lap), eps_of(lap)),
+                 "LLN 10%-trimmed mean": (one(lln_tm), eps_of(lln_tm))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
-                   "PTR median (eta=150/n)": (one(ptr), eps_of(ptr))},
-        "q90": {"EM 0.9-quantile": (one(em[0.9]), EPS)},
+                   "LLN smooth-sens. median": (one(lln[0.5]), eps_of(lln[0.5])),
+                   "PTR median (eta=150/n)": (one(ptr), eps_of(ptr)),
+                   "PTR median (IQR eta)": (one(ptr_iqr), eps_of(ptr_iqr))},
+        "q90": {"EM 0.9-quantile": (one(em[0.9]), EPS),
+                "LLN smooth-sens. 0.9-q.": (one(lln[0.9]), eps_of(lln[0.9]))},
         "iqr": {"EM q75 - EM q25": (
             lambda x, rng: em_half[0.75].sample(x, rng) - em_half[0.25].sample(x, rng), EPS),
                 "Scale (Alg. 12)": (one(scale), eps_of(scale))},

@@ -19,6 +19,7 @@ from .centred import CentredSum
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
     DPSGD,
+    AdaptivePTRMedian,
     AdaptiveVariance,
     ADist,
     ASamp,
@@ -39,6 +40,8 @@ from .estimators import (
     ProposeTestRelease,
     PTRMedian,
     ScaleIQR,
+    SmoothLLNQuantile,
+    SmoothLLNTrimmedMean,
     SmoothSensitivityMedian,
     SmoothSensitivityVector,
     SparseMean,
@@ -104,6 +107,7 @@ __all__ = [
     "ADist",
     "ASamp",
     "AboveThreshold",
+    "AdaptivePTRMedian",
     "AdaptiveVariance",
     "Adjacency",
     "BCDPMean",
@@ -148,6 +152,8 @@ __all__ = [
     "ReportNoisyMax",
     "ScaleIQR",
     "Sensitivity",
+    "SmoothLLNQuantile",
+    "SmoothLLNTrimmedMean",
     "SmoothSensitivityMedian",
     "SmoothSensitivityVector",
     "SparseMean",

@@ -13,15 +13,20 @@ from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, Logist
 from .one_shot import OneShotMEstimator, one_shot_noise_factor
 from .ptr_eta import MedianEtaRule, ptr_median_eta, ptr_test_constant
 from .robust import (
+    AdaptivePTRMedian,
     ExponentialQuantile,
     PTRMedian,
     ScaleIQR,
     SmoothSensitivityMedian,
+    check_bounds,
     iqr_distance,
     median_smooth_sensitivity,
+    quantile_rank,
     smooth_sensitivity,
 )
 from .sgd import DPSGD
+from .smooth import SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
+from .smooth_noise import ArsinhNormal, LaplaceLogNormal, LatticeLLN, UniformLogNormal, cdp_rho
 from .smooth_vector import SmoothSensitivityVector, coordinate_quantile_release
 from .sparse import SparseMean, TruncatedMean
 from .stability import (
@@ -43,13 +48,17 @@ __all__: list[str] = [
     "DPSGD",
     "ADist",
     "ASamp",
+    "AdaptivePTRMedian",
     "AdaptiveVariance",
+    "ArsinhNormal",
     "BCDPLeastSquares",
     "BatchFit",
     "BoundedPsiModel",
     "ExponentialQuantile",
     "HuberLocation",
     "HuberRegression",
+    "LaplaceLogNormal",
+    "LatticeLLN",
     "LocalGradientRandomiser",
     "LocalNoisyGD",
     "LogisticRegression",
@@ -62,13 +71,19 @@ __all__: list[str] = [
     "PrivateFit",
     "ProposeTestRelease",
     "ScaleIQR",
+    "SmoothLLNQuantile",
+    "SmoothLLNTrimmedMean",
     "SmoothSensitivityMedian",
     "SmoothSensitivityVector",
     "SparseMean",
     "SubsampleAndAggregate",
     "TruncatedMean",
+    "UniformLogNormal",
     "WaldTest",
     "WinsorisedMean",
+    "cdp_epsilon_for",
+    "cdp_rho",
+    "check_bounds",
     "coordinate_quantile_release",
     "default_iterations",
     "distance_to_sensitivity_above",
@@ -82,6 +97,7 @@ __all__: list[str] = [
     "order_statistic_local_sensitivity",
     "ptr_median_eta",
     "ptr_test_constant",
+    "quantile_rank",
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
     "wald_test",

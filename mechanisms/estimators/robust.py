@@ -23,7 +23,7 @@ relative 2^-24 at most (s2 >= 2^24), both absorbed by using xi (1 - 2^-10) in pl
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -55,12 +55,15 @@ from .stability import (
 )
 
 __all__ = [
+    "AdaptivePTRMedian",
     "ExponentialQuantile",
     "PTRMedian",
     "ScaleIQR",
     "SmoothSensitivityMedian",
+    "check_bounds",
     "iqr_distance",
     "median_smooth_sensitivity",
+    "quantile_rank",
     "smooth_sensitivity",
 ]
 
@@ -70,7 +73,8 @@ XI_SLACK = 2.0**-10
 LATTICE_BITS = 12
 
 
-def _check_bounds(lower: float, upper: float) -> tuple[float, float]:
+def check_bounds(lower: float, upper: float) -> tuple[float, float]:
+    """Validated public data bounds lower < upper (each within +-1e150)."""
     lo = check_real("lower", lower, low=-1e150, high=1e150)
     hi = check_real("upper", upper, low=-1e150, high=1e150)
     if not lo < hi:
@@ -81,7 +85,7 @@ def _check_bounds(lower: float, upper: float) -> tuple[float, float]:
 def _check_quantile_fields(m: Any) -> tuple[float, float]:
     """Validate, in place on a frozen quantile estimator, its data bounds, n, eps and the quantile q;
     returns (lower, upper)."""
-    lo, hi = _check_bounds(m.lower, m.upper)
+    lo, hi = check_bounds(m.lower, m.upper)
     object.__setattr__(m, "lower", lo)
     object.__setattr__(m, "upper", hi)
     object.__setattr__(m, "n", check_count("n", m.n, low=1, high=10**9))
@@ -90,7 +94,7 @@ def _check_quantile_fields(m: Any) -> tuple[float, float]:
     return lo, hi
 
 
-def _rank(n: int, q: float) -> int:
+def quantile_rank(n: int, q: float) -> int:
     """The 1-based rank max(1, ceil(q n)) of the q-quantile (the lower median for q = 1/2)."""
     return max(1, math.ceil(Fraction(q) * n))
 
@@ -123,11 +127,11 @@ def median_smooth_sensitivity(x: ArrayLike, xi: float, lower: float, upper: floa
     The maximising j is non-decreasing in i (the objective log(x_j - x_i) - xi j is Monge), so a
     divide and conquer over i; pairs with j - i - 1 > log((upper - lower)/LS)/xi are never better
     than the local sensitivity and are pruned."""
-    lo, hi = _check_bounds(lower, upper)
+    lo, hi = check_bounds(lower, upper)
     xi = check_real("xi", xi, low=0.0, high=1e6, low_open=True)
     xs = padded_sorted(x, lo, hi)
     n = xs.size - 2
-    r = _rank(n, 0.5) if rank is None else check_count("rank", rank, low=1, high=n)
+    r = quantile_rank(n, 0.5) if rank is None else check_count("rank", rank, low=1, high=n)
     ls0 = float(max(xs[r] - xs[r - 1], xs[r + 1] - xs[r]))
     ratio = (hi - lo) / ls0 if ls0 > 0 else math.inf
     reach = n + 1 if not ratio < 2.0**1000 else min(n + 1, int(math.log(ratio) / xi) + 2)
@@ -210,7 +214,7 @@ class SmoothSensitivityMedian(Mechanism):
 
     @property
     def rank(self) -> int:
-        return _rank(self.n, self.q)
+        return quantile_rank(self.n, self.q)
 
     @property
     def sensitivity(self) -> Any:
@@ -276,14 +280,14 @@ def PTRMedian(lower: float, upper: float, n: int, eps: float, delta: float, eta:
     lattice ``Laplace`` of scale eta/eps. Guarantee ``ApproxDP(eps + eps_release, delta_test)``,
     eps_release = eps (1 + O(2^-16)) from the lattice. ``eta`` may be the slides' rule
     (``MedianEtaRule``, evaluated at n, eps, delta)."""
-    lo, hi = _check_bounds(lower, upper)
+    lo, hi = check_bounds(lower, upper)
     n = check_count("n", n, low=1, high=10**9)
     eps = check_eps(eps)
     delta = check_delta(delta)
     if isinstance(eta, MedianEtaRule):
         eta = eta(n, eps, delta)
     eta = check_real("eta", eta, low=0.0, high=hi - lo, low_open=True)
-    rank = _rank(n, check_real("q", q, low=0.0, high=1.0, low_open=True, high_open=True))
+    rank = quantile_rank(n, check_real("q", q, low=0.0, high=1.0, low_open=True, high_open=True))
     domain = Domain(lo, hi, n, clip=True)
     release = Laplace(_median_query(domain, rank, eta), sympy.nsimplify(eta) / sympy.Rational(Fraction(eps)))
     test = (NoisyThresholdTest.for_delta(eps, delta) if threshold is None
@@ -293,6 +297,117 @@ def PTRMedian(lower: float, upper: float, n: int, eps: float, delta: float, eta:
         return float(distance_to_sensitivity_above(domain.validate(x), rank, eta, lo, hi))
 
     return ProposeTestRelease(distance, release, test)
+
+
+#: The data-driven proposal is rounded up to the grid 2^(j/4): four mantissas, so four guarantees.
+ETA_MANTISSAS = (1.0, 2.0**0.25, 2.0**0.5, 2.0**0.75)
+
+
+@dataclass(frozen=True)
+class AdaptivePTRMedian(Mechanism):
+    """The PTR median (q-quantile) with a data-driven proposal: eta from a private interquartile range.
+
+    1. The quartiles by ``ExponentialQuantile`` at eps_scale/2 each (eps_scale = ``scale_share`` eps,
+       by default min(3/10, max(1/20, 200/(n eps))): the exponential mechanism's mass on the empty
+       candidates far from a quartile is ~ bins e^(-eps_scale n/16), negligible once eps_scale n >=
+       ~200) on ``bins`` candidates (few, for the same reason); iqr = max(q75 - q25,
+       (upper - lower)/bins);
+    2. eta = ``factor`` iqr / n rounded up to the grid 2^(j/4) and capped at upper - lower. For a
+       density f at the median, the order statistic's local sensitivity at distance k is about
+       (k + 1)/(n f), and PTR's test passes when that distance exceeds ~ (log(1/delta) + 3)/eps_ptr
+       (the threshold and three noise scales), and 1/(n f) ~ 1.85 IQR/n for a normal law, hence the
+       default factor 2 (log(1/delta) + 3)/eps_ptr (~75 at eps = 1, delta = 1e-6);
+    3. ``PTRMedian`` at (eps_ptr, delta) with that eta, eps_ptr = (1 - scale_share) eps / 2 less
+       2^-12 (the lattice release's slack).
+    Eta is a function of stage 1's output only, so the stages compose adaptively: ``ApproxDP(
+    eps_scale + eps_PTR, delta_PTR)`` [@dwork2014algorithmic, Thm 3.16], with eps_PTR the largest
+    ``PTRMedian`` guarantee over the four mantissas (PTRMedian's guarantee depends on eta only
+    through its mantissa: the release lattice scales with eta by powers of two)."""
+
+    lower: float
+    upper: float
+    n: int
+    eps: float
+    delta: float
+    q: float = 0.5
+    scale_share: float | None = None
+    factor: float | None = None
+    bins: int = 256
+    _ptrs: dict[float, ProposeTestRelease] = field(default_factory=dict, init=False, repr=False,
+                                                   compare=False)
+
+    def __post_init__(self) -> None:
+        _check_quantile_fields(self)
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        share = (min(0.3, max(0.05, 200.0 / (self.n * self.eps))) if self.scale_share is None
+                 else self.scale_share)
+        object.__setattr__(self, "scale_share", check_real("scale_share", share, low=0.0, high=1.0,
+                                                           low_open=True, high_open=True))
+        factor = (2.0 * (math.log(1.0 / self.delta) + 3.0) / self.eps_ptr if self.factor is None
+                  else self.factor)
+        object.__setattr__(self, "factor", check_real("factor", factor, low=0.0, high=1e9, low_open=True))
+        object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=2**24))
+
+    @property
+    def eps_scale(self) -> float:
+        assert self.scale_share is not None
+        return self.eps * self.scale_share
+
+    @property
+    def eps_ptr(self) -> float:
+        return (self.eps - self.eps_scale) / 2.0 * (1.0 - 2.0**-12)
+
+    def quartile(self, q: float) -> ExponentialQuantile:
+        return ExponentialQuantile(self.lower, self.upper, self.n, self.eps_scale / 2.0, q=q, bins=self.bins)
+
+    def proposal(self, iqr: float) -> float:
+        """eta for a (private) IQR estimate: factor iqr / n rounded up to 2^(j/4), capped at upper - lower."""
+        assert self.factor is not None
+        raw = self.factor * max(iqr, (self.upper - self.lower) / self.bins) / self.n
+        j = math.ceil(4.0 * math.log2(raw))
+        eta = math.ldexp(ETA_MANTISSAS[j % 4], j // 4)
+        while eta < raw:  # guard against log2's rounding
+            j += 1
+            eta = math.ldexp(ETA_MANTISSAS[j % 4], j // 4)
+        while eta > self.upper - self.lower:
+            j -= 1
+            eta = math.ldexp(ETA_MANTISSAS[j % 4], j // 4)
+        return eta
+
+    def ptr(self, eta: float) -> ProposeTestRelease:
+        """``PTRMedian`` at (eps_ptr, delta) proposing eta (built once per eta)."""
+        if eta not in self._ptrs:
+            self._ptrs[eta] = PTRMedian(self.lower, self.upper, self.n, self.eps_ptr, self.delta, eta,
+                                        q=self.q)
+        return self._ptrs[eta]
+
+    @property
+    def sensitivity(self) -> Any:
+        return sympy.nsimplify(self.upper) - sympy.nsimplify(self.lower)
+
+    def guarantee(self) -> Guarantee:
+        e = floor_log2(Fraction(self.upper - self.lower)) - 1
+        gs = [self.ptr(math.ldexp(mant, e)).guarantee() for mant in ETA_MANTISSAS]
+        if not all(isinstance(g, ApproxDP) for g in gs):  # pragma: no cover - PTR declares ApproxDP
+            raise TypeError("PTRMedian's guarantee must be ApproxDP")
+        eps = max(g.eps for g in gs if isinstance(g, ApproxDP))
+        delta = max(g.delta_ for g in gs if isinstance(g, ApproxDP))
+        return ApproxDP(sum_up(self.eps_scale, eps), delta)
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("mixed", (), "a lattice value or BOTTOM")
+
+    def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
+        x = Domain(self.lower, self.upper, self.n, clip=True).validate(data)
+        iqr = self.quartile(0.75).sample(x, rng, size=m) - self.quartile(0.25).sample(x, rng, size=m)
+        etas = np.array([self.proposal(float(v)) for v in iqr])
+        out = object_outputs([BOTTOM] * m)
+        for eta in np.unique(etas).tolist():  # draws sharing a proposal are sampled together
+            idx = np.flatnonzero(etas == eta)
+            for i, v in zip(idx.tolist(), self.ptr(eta).sample(x, rng, size=idx.size), strict=True):
+                out[i] = v
+        return out
 
 
 #: Proposals drawn per pending output in one round of the exponential-mechanism sampler.
@@ -457,7 +572,7 @@ class ScaleIQR(Mechanism):
 
 def _quartiles(x: FloatArray) -> tuple[float, float]:
     n = x.size
-    return float(x[_rank(n, 0.25) - 1]), float(x[_rank(n, 0.75) - 1])
+    return float(x[quantile_rank(n, 0.25) - 1]), float(x[quantile_rank(n, 0.75) - 1])
 
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -481,7 +596,7 @@ def iqr_distance(x: ArrayLike, j: int) -> int:
     sensitivity 1; and a value >= 2 means every neighbour's log2 IQR is in x's bin."""
     v = np.sort(as_float_array("data", x).reshape(-1))
     n = v.size
-    r1, r3 = _rank(n, 0.25), _rank(n, 0.75)
+    r1, r3 = quantile_rank(n, 0.25), quantile_rank(n, 0.75)
     pad = np.concatenate([[-np.inf], v, [np.inf]])
     ks = np.arange(0, n + 1)
     top = pad[np.clip(r3 + ks, 0, n + 1)] - pad[np.clip(r1 - ks, 0, n + 1)]
