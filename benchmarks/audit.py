@@ -59,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
     ap.add_argument("--sections", default="cases,structured,fp,speed",
                     help="comma-separated: cases, structured, fp (floating point apart), renyi (multi-bin "
-                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), search, "
+                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), rho (rho and "
+                         "mu bounds on Gaussian histograms), svt (the sparse vector releasing noisy "
+                         "answers, per seed), search, "
                          "speed (includes analysis), analysis (the audit's analysis time against a plain "
                          "Clopper-Pearson histogram auditor at 10^5 and 10^6 samples per input)")
     args = ap.parse_args(argv)
@@ -100,10 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         renyi_section(args.samples, args.seeds, args.confidence)
     if "rho" in sections:
         rho_section(args.samples, args.seeds, args.confidence)
+    if "svt" in sections:
+        wrong += svt_section(args.samples, args.seeds, args.confidence)
     if "search" in sections:  # hill climbing against the surrogate search (benchmarks/audit_search.py)
         from benchmarks.audit_search import search_section
         wrong += search_section(args.samples, args.seeds, args.confidence)
-    if sections & {"cases", "structured", "fp", "search"}:
+    if sections & {"cases", "structured", "fp", "search", "svt"}:
         print(f"\nverdicts different from the known one: {wrong}")
     if not args.no_speed and "speed" in sections:
         speed(args.samples)
@@ -425,6 +429,29 @@ def gaussian_histogram(k: int, rho: float) -> tuple[Any, list[tuple[list[float],
         raise TypeError(f"expected a Gaussian mechanism, got {mech!r}")
     truth = sq / (2.0 * float(mech.sigma) ** 2)
     return mech, [pair], truth
+
+
+def svt_section(samples: int, seeds: int, confidence: float) -> int:
+    """Roth's sparse vector releasing noisy answers (Alg. 3; true eps 2.5 on 10 queries) and the
+    correct one (Alg. 1), both claimed 1-DP on the benchmark cases' pairs ((0^10, 1^10) and a ramp),
+    per seed: verdict, eps lower bound and the witness region. Returns the number of verdicts
+    different from the known one."""
+    header = f"{'svt: mechanism':28} {'seed':>4} {'verdict':>9} {'eps_lower':>9} {'s':>6}  witness"
+    print(f"\n{samples} draws per input, confidence {confidence}\n{header}\n" + "-" * len(header))
+    wrong = 0
+    pairs = [([0.0] * 10, [1.0] * 10), ([0.0, 0.0, 0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0, 0.0])]
+    for name, variant, buggy in (("noisy answers (Alg. 3)", "noisy_answer", True),
+                                 ("correct (Alg. 1)", "correct", False)):
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            r = audit(SparseVector(1.0, variant=variant), pairs, PureDP(1.0), samples=samples, seed=seed,
+                      confidence=confidence)
+            wrong += r.violation != buggy
+            w = "" if r.witness is None else r.witness.region[:60]
+            print(f"{name:28} {seed:4d} {'VIOLATION' if r.violation else 'pass':>9} {r.epsilon_lower:9.3f} "
+                  f"{time.perf_counter() - t0:6.1f}  {w}")
+            sys.stdout.flush()
+    return wrong
 
 
 def rho_section(samples: int, seeds: int, confidence: float) -> None:
