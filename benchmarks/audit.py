@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from accountant import GDP, RDP, ZCDP, Guarantee, PureDP
+from mechanisms import Domain, Gaussian, noisy_histogram
 from tests.support.audit_fixtures import NoiselessPTRMode, TopKReusingNoise, lattice_laplace
 from verify import audit
 from verify.audit.core import SELECTION_LEVEL_FACTOR
@@ -37,7 +38,6 @@ from verify.audit.regions import (
 from verify.audit.renyi import claimed_renyi
 from verify.audit.scores import Score
 from verify.examples import (
-    GaussianMechanism,
     GeometricMechanism,
     NoisySum,
     RandomizedResponse,
@@ -59,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
     ap.add_argument("--sections", default="cases,structured,fp,speed",
                     help="comma-separated: cases, structured, fp (floating point apart), renyi (multi-bin "
-                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), search, "
+                         "against two-bin Renyi bounds; run it at --samples 20000 --seeds 40), rho (rho and "
+                         "mu bounds on Gaussian histograms), svt (the sparse vector releasing noisy "
+                         "answers, per seed), search, "
                          "search-cost (the default adaptive search against the witness audit: time "
                          "and bounds), "
                          "speed (includes analysis), analysis (the audit's analysis time against a plain "
@@ -108,13 +110,15 @@ def main(argv: list[str] | None = None) -> int:
         rho_section(args.samples, args.seeds, args.confidence)
     if "stream" in sections:
         stream_section([int(float(x)) for x in args.stream_samples.split(",")], args.confidence)
+    if "svt" in sections:
+        wrong += svt_section(args.samples, args.seeds, args.confidence)
     if "search" in sections:  # hill climbing against the surrogate search (benchmarks/audit_search.py)
         from benchmarks.audit_search import search_section
         wrong += search_section(args.samples, args.seeds, args.confidence)
     if "search-cost" in sections:  # the search's time and bounds against the witness audit
         from benchmarks.audit_search import cost_section
         cost_section(args.samples, args.seeds, args.confidence)
-    if sections & {"cases", "structured", "fp", "search"}:
+    if sections & {"cases", "structured", "fp", "search", "svt"}:
         print(f"\nverdicts different from the known one: {wrong}")
     if not args.no_speed and "speed" in sections:
         speed(args.samples)
@@ -476,23 +480,68 @@ def renyi_mechanisms() -> list[tuple[str, Any, Any, Any]]:
     ]
 
 
+def gaussian_histogram(k: int, rho: float) -> tuple[Any, list[tuple[list[float], list[float]]], float]:
+    """A histogram of k bins with lattice Gaussian noise (the catalogue's ``noisy_histogram``), a
+    neighbouring pair, and the pair's zCDP level |Delta|^2 / (2 sigma^2) (its Renyi divergence at
+    every order over the order; the lattice noise's is at most that), calibrated to ``rho``: one
+    record moved between two bins (Delta = (-1, 1, 0, ...)) for k >= 2, out of the only bin for k = 1."""
+    if k == 1:
+        pair, sq = ([0.0, 0.0, 0.0], [0.0, 0.0, 1.5]), 1.0
+    else:
+        pair, sq = ([0.0, 1.0, 2.0], [1.0, 1.0, 2.0]), 2.0
+    # the catalogue calibrates to its L2 sensitivity sqrt(2); the pair's divergence scales with sq / 2
+    mech = noisy_histogram(Domain(0, k + 1, n=3), ZCDP(rho * 2.0 / sq), edges=list(range(k + 1)),
+                           noise="gaussian")
+    if not isinstance(mech, Gaussian):
+        raise TypeError(f"expected a Gaussian mechanism, got {mech!r}")
+    truth = sq / (2.0 * float(mech.sigma) ** 2)
+    return mech, [pair], truth
+
+
+def svt_section(samples: int, seeds: int, confidence: float) -> int:
+    """Roth's sparse vector releasing noisy answers (Alg. 3; true eps 2.5 on 10 queries) and the
+    correct one (Alg. 1), both claimed 1-DP on the benchmark cases' pairs ((0^10, 1^10) and a ramp),
+    per seed: verdict, eps lower bound and the witness region. Returns the number of verdicts
+    different from the known one."""
+    header = f"{'svt: mechanism':28} {'seed':>4} {'verdict':>9} {'eps_lower':>9} {'s':>6}  witness"
+    print(f"\n{samples} draws per input, confidence {confidence}\n{header}\n" + "-" * len(header))
+    wrong = 0
+    pairs = [([0.0] * 10, [1.0] * 10), ([0.0, 0.0, 0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0, 0.0, 0.0])]
+    for name, variant, buggy in (("noisy answers (Alg. 3)", "noisy_answer", True),
+                                 ("correct (Alg. 1)", "correct", False)):
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            r = audit(SparseVector(1.0, variant=variant), pairs, PureDP(1.0), samples=samples, seed=seed,
+                      confidence=confidence)
+            wrong += r.violation != buggy
+            w = "" if r.witness is None else r.witness.region[:60]
+            print(f"{name:28} {seed:4d} {'VIOLATION' if r.violation else 'pass':>9} {r.epsilon_lower:9.3f} "
+                  f"{time.perf_counter() - t0:6.1f}  {w}")
+            sys.stdout.flush()
+    return wrong
+
+
 def rho_section(samples: int, seeds: int, confidence: float) -> None:
-    """Tightness of the audit's rho lower bound (``AuditReport.rho_lower``) on Gaussian mechanisms
-    claimed at their true zCDP level mu^2/2 (lattice Gaussians calibrated to mu-GDP): the mean bound
-    over the truth, and beside it the mu lower bound over mu, at ``samples`` draws per input."""
-    header = (f"{'rho: mechanism':20} {'rho':>6} {'samples':>9} {'rho_lower/rho':>13} {'mu_lower/mu':>11} "
-              f"{'s':>6}")
+    """Tightness of the audit's rho lower bound (``AuditReport.rho_lower``) and mu lower bound on
+    Gaussian histograms of k = 1..5 bins (``gaussian_histogram``) claimed at their pair's true zCDP
+    level rho = mu^2/2: the mean bounds over the truth at ``samples`` draws per input, and the least
+    ratio over the seeds."""
+    header = (f"{'rho: mechanism':22} {'rho':>7} {'samples':>9} {'rho_lower':>9} {'ratio':>6} {'min':>6} "
+              f"{'mu_lower/mu':>11} {'s':>6}")
     print(f"\n{seeds} seeds, confidence {confidence}\n{header}\n" + "-" * len(header))
-    for mu in (0.5, 1.0, 2.0):
-        rho = mu * mu / 2
-        t0 = time.perf_counter()
-        reps = [audit(GaussianMechanism(mu), [(0.0, 1.0)], ZCDP(rho), samples=samples, seed=s,
-                      confidence=confidence, vectorised=True) for s in range(seeds)]
-        secs = (time.perf_counter() - t0) / seeds
-        print(f"{'Gaussian mu=' + format(mu, 'g'):20} {rho:6.3g} {samples:9d} "
-              f"{np.mean([r.rho_lower for r in reps]) / rho:13.3f} "
-              f"{np.mean([r.mu_lower for r in reps]) / mu:11.3f} {secs:6.1f}")
-        sys.stdout.flush()
+    for k in range(1, 6):
+        for mu in (0.5, 1.0, 2.0):
+            mech, pairs, rho = gaussian_histogram(k, mu * mu / 2)
+            t0 = time.perf_counter()
+            reps = [audit(mech, pairs, ZCDP(rho), samples=samples, seed=s, confidence=confidence)
+                    for s in range(seeds)]
+            secs = (time.perf_counter() - t0) / seeds
+            lows = np.array([r.rho_lower for r in reps])
+            mus = np.array([r.mu_lower for r in reps])
+            print(f"{f'histogram k={k} mu={mu:g}':22} {rho:7.4g} {samples:9d} {lows.mean():9.4g} "
+                  f"{lows.mean() / rho:6.3f} {lows.min() / rho:6.3f} {mus.mean() / math.sqrt(2 * rho):11.3f} "
+                  f"{secs:6.1f}")
+            sys.stdout.flush()
 
 
 def renyi_section(samples: int, seeds: int, confidence: float) -> None:

@@ -72,7 +72,7 @@ from .regions import (
     thresholds,
     value_at,
 )
-from .renyi import claimed_renyi, rho_lower_bound
+from .renyi import claimed_renyi, gdp_mu_lower, rho_lower_bound
 from .reports import AuditReport, Finding, TestPoint
 from .sampling import Progress, Sampler, follows_seed, make_tasks, root_seed, sampling_mode, split_draws
 from .scores import FAMILIES, Family, Score, fit_scores
@@ -239,6 +239,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     rep = _finding("representation", [p for p in points if p.family == "representation"]) \
         if "representation" in chosen else None
     witness = _witness(points)
+    rho_low = rho_lower_bound(points)
     notes = []
     if mode == "scalar" and samples * len(pairs) > 10**6:
         notes.append("plain callable: pass vectorised=True with a (data, rng, size) sampler for speed")
@@ -254,7 +255,7 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     return AuditReport(
         claim=claim, violation=any(p.claim_margin > 0.0 for p in points), confidence=float(confidence),
         epsilon_lower=max(p.epsilon_lower for p in points), delta=d_report,
-        mu_lower=max(p.mu_lower for p in points), rho_lower=rho_lower_bound(points),
+        mu_lower=max(max(p.mu_lower for p in points), gdp_mu_lower(rho_low)), rho_lower=rho_low,
         p_value=min(p.p_value for p in points),
         witness=witness, points=tuple(points), distributional=dist, representation=rep,
         floating_point=floating_point, seeded=seeded,

@@ -18,7 +18,7 @@ from accountant.notions.tradeoff import TradeoffFunction
 from ..claims import claim_delta
 from . import stats
 from .features import Batch, pooled_unique_count
-from .renyi import multibin_renyi_lower, renyi_lower_bound
+from .renyi import multibin_renyi_lower, renyi_lower_bound, variational_renyi_lower
 from .reports import TestPoint
 from .scores import Score
 
@@ -63,6 +63,8 @@ class Candidate:
     #: distribution's mass is the larger (direction 0: D_a(M(data) || M(data2)), 1: swapped)
     edges: tuple[float, ...] = ()
     larger: tuple[bool, ...] = ()
+    #: a variational Renyi test (``renyi.variational_renyi_lower``): the weight g of each bin
+    weights: tuple[float, ...] = ()
 
     def count(self, s: FloatArray) -> NDArray[np.int64]:
         """The integer counts this region's test reads from scores ``s`` of some draws of one input,
@@ -239,6 +241,10 @@ def evaluate_renyi(c: Candidate, score: Score, kp: NDArray[np.int64], kq: NDArra
 
 #: Bin counts tried by the multi-bin Renyi test (equal-mass bins of a score on the selection draws).
 RENYI_BINS = (4, 8, 16)
+#: Bin counts tried by the variational Renyi test, as long as the selection draws hold at least
+#: ``VARIATIONAL_MIN_PER_BIN`` per bin and input (its two bounds do not widen with the bins).
+VARIATIONAL_BINS = (8, 16, 32, 64)
+VARIATIONAL_MIN_PER_BIN = 200
 
 
 def bin_counts(edges: FloatArray, s: FloatArray) -> NDArray[np.int64]:
@@ -247,57 +253,85 @@ def bin_counts(edges: FloatArray, s: FloatArray) -> NDArray[np.int64]:
     return np.diff(below, prepend=0, append=s.size).astype(np.int64)
 
 
+def log_ratio_weights(k1: NDArray[np.int64], n1: int, k2: NDArray[np.int64], n2: int) -> FloatArray:
+    """The variational test's weights: log((k1 + 1/2) / n1) - log((k2 + 1/2) / n2) per bin, the
+    smoothed log ratio of bin masses (the optimal g for the binned outputs)."""
+    return np.asarray(np.log((k1 + 0.5) / n1) - np.log((k2 + 0.5) / n2), dtype=np.float64)
+
+
 def renyi_bins(s: SortedScores, pair: int, score: int, gamma: float, orders: FloatArray,
                claimed: FloatArray) -> Candidate | None:
     """On the selection draws: the multi-bin Renyi test (bins of the score at equal-mass cuts of the
-    pooled draws, bin count in ``RENYI_BINS``, divergence direction, order) with the largest margin
-    of its lower bound (``multibin_renyi_lower`` at level ``gamma``) over the claim."""
+    pooled draws; the box test ``multibin_renyi_lower`` with bin count in ``RENYI_BINS`` or the
+    variational test ``variational_renyi_lower`` with bin count in ``VARIATIONAL_BINS``; divergence
+    direction; order) with the largest margin of its lower bound at level ``gamma`` over the
+    claim. The variational test's weights and value come from the same draws (a plug-in: the
+    evaluation draws alone certify the bound)."""
     pooled = s.pooled
     low = pooled[0]
     n_p, n_q = s.p.size, s.q.size
     best: Candidate | None = None
-    tried: set[tuple[float, ...]] = set()
-    for m in RENYI_BINS:
+    tried: set[tuple[bool, tuple[float, ...]]] = set()
+    plans = [(m, False) for m in RENYI_BINS] + [(m, True) for m in VARIATIONAL_BINS
+                                                if min(n_p, n_q) >= VARIATIONAL_MIN_PER_BIN * m]
+    for m, variational in plans:
         edges = np.unique(stats.order_statistics(pooled, np.linspace(0.0, 1.0, m + 1)[1:-1]))
         edges = edges[edges > low]  # a cut at the least score leaves a bin below it empty
-        if edges.size < 2 or tuple(edges) in tried:  # two bins: the binary test's region, at a
-            continue  # better level; few distinct scores: the same bins again
-        tried.add(tuple(edges))
+        if edges.size < 2 or (variational, tuple(edges)) in tried:  # two bins: the binary test's
+            continue  # region, at a better level; few distinct scores: the same bins again
+        tried.add((variational, tuple(edges)))
         cp, cq = bin_counts(edges, s.p), bin_counts(edges, s.q)
         sides = ((cp, n_p, cq, n_q), (cq, n_q, cp, n_p))
         for direction, (k1, n1, k2, n2) in enumerate(sides):
             larger = k1 / n1 > k2 / n2
             if not larger.any() or larger.all():
                 continue
-            # a coarse search (fewer rounds: a lower bound still) is enough to rank the choices
-            vals = multibin_renyi_lower(k1, n1, k2, n2, larger, orders, gamma, rounds=5) - claimed
+            weights: tuple[float, ...] = ()
+            if variational:
+                g = log_ratio_weights(k1, n1, k2, n2)
+                lower = variational_renyi_lower(k1, n1, k2, n2, g, orders, gamma)
+                weights = tuple(float(x) for x in g)
+            else:  # a coarse search (fewer rounds: a lower bound still) is enough to rank the choices
+                lower = multibin_renyi_lower(k1, n1, k2, n2, larger, orders, gamma, rounds=5)
+            vals = lower - claimed
             j = int(np.argmax(vals))
             if best is None or vals[j] > best.value:
                 best = Candidate(float(vals[j]), pair, score, direction, 0.0, float(orders[j]),
                                  edges=tuple(float(e) for e in edges),
-                                 larger=tuple(bool(x) for x in larger))
+                                 larger=tuple(bool(x) for x in larger), weights=weights)
     return best
 
 
 def evaluate_renyi_bins(c: Candidate, score: Score, kp: NDArray[np.int64], kq: NDArray[np.int64], n: int,
                         gamma: float, n_tests: int, claimed: float) -> TestPoint:
-    """The multi-bin Renyi test chosen on the selection draws, from its bin counts on the n
-    evaluation draws of each input: its 2m one-sided bounds at level gamma / m each (2 gamma in
-    all, as every test)."""
-    edges = np.asarray(c.edges, dtype=np.float64)
-    k1, n1, k2, n2 = (kp, n, kq, n) if c.direction == 0 else (kq, n, kp, n)
+    """The multi-bin Renyi test chosen on the selection draws, from its bin counts kp, kq on the n
+    evaluation draws of each input (``renyi_bins_point``)."""
+    return renyi_bins_point(c, score.name, kp, kq, gamma, n_tests, claimed)
+
+
+def renyi_bins_point(c: Candidate, name: str, counts_p: NDArray[np.int64], counts_q: NDArray[np.int64],
+                     gamma: float, n_tests: int, claimed: float) -> TestPoint:
+    """A multi-bin Renyi test from its bin counts on the evaluation draws of data (counts_p) and
+    data2 (counts_q): the box test's 2m one-sided bounds at level gamma / m each, or the variational
+    test's two bounds at level gamma each (2 gamma in all, as every test)."""
+    cp, cq = np.asarray(counts_p, dtype=np.int64), np.asarray(counts_q, dtype=np.int64)
+    n_p, n_q = int(cp.sum()), int(cq.sum())
+    k1, n1, k2, n2 = (cp, n_p, cq, n_q) if c.direction == 0 else (cq, n_q, cp, n_p)
 
     def lower(g: float, rounds: int = 12) -> float:
+        if c.weights:
+            return float(variational_renyi_lower(k1, n1, k2, n2, c.weights, [c.order], g)[0])
         return float(multibin_renyi_lower(k1, n1, k2, n2, c.larger, [c.order], g, rounds)[0])
 
     low = lower(gamma)
     # the p-value from a coarser search: a lower bound at each level, so the p-value is larger
     level = stats.bisect_level(lambda g: lower(g, 5) > claimed)
     first, second = ("M(data)", "M(data2)") if c.direction == 0 else ("M(data2)", "M(data)")
-    region = (f"{score.name} in {edges.size + 1} bins: Renyi D_{c.order:g}({first} || {second}) >= "
-              f"{low:.4g} (claim: <= {claimed:.4g})")
+    kind = "; variational bound" if c.weights else ""
+    region = (f"{name} in {len(c.edges) + 1} bins: Renyi D_{c.order:g}({first} || {second}) >= "
+              f"{low:.4g} (claim: <= {claimed:.4g}{kind})")
     return TestPoint(
-        pair=c.pair, direction=c.direction, region=region, objective="renyi", family="renyi", n=n,
+        pair=c.pair, direction=c.direction, region=region, objective="renyi", family="renyi", n=n_p,
         rejections_null=0, rejections_alt=0, alpha=math.nan, beta=math.nan, alpha_lower=0.0,
         alpha_upper=1.0, beta_lower=0.0, beta_upper=1.0, epsilon_lower=0.0, mu_lower=0.0,
         claim_margin=low - claimed, p_value=min(1.0, 2 * n_tests * level), renyi_order=c.order,

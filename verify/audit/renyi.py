@@ -20,10 +20,18 @@ With m bins (``multibin_renyi_lower``), D_a(P || Q) >= D_a(p || q) for the bin m
 one-sided Clopper-Pearson bounds (Bonferroni) give a confidence set for (p, q), and the bound is a
 certified minimum of D_a over that set (``certified_min_renyi``, Lagrange duality): more bins see
 more of the divergence than two, at the price of a level divided by m per bin.
+
+The variational test (``variational_renyi_lower``) needs two bounds only, whatever the number of
+bins: for every function g of the output, D_a(P || Q) >= a/(a - 1) log E_P[e^((a-1) g)] -
+log E_Q[e^(a g)] [@birrell2021variational], with equality at g = log dP/dQ; g is a log ratio of bin
+masses estimated on the selection draws, and the two means get empirical Bernstein bounds on the
+evaluation draws. Its error shrinks like the standard deviation of one statistic, where the box's
+minimum moves every bin against the claim at once (an error summed over bins).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -35,14 +43,17 @@ from accountant.core.types import FloatArray
 from . import stats
 from .reports import TestPoint
 
-#: Orders tried for a zCDP claim or an RDP claim given as a function.
+#: Orders tried for an RDP claim given as a function.
 ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0)
+#: Orders tried for a zCDP claim and for the rho bound: low orders too, where D_a / a of a
+#: Gaussian-like loss is estimated best (the variational test's error grows with the order).
+ZCDP_ORDERS = (1.05, 1.1, *ORDERS)
 
 
 def claimed_renyi(claim: Guarantee) -> tuple[FloatArray, FloatArray] | None:
     """(orders, claimed D_a at them) for a zCDP or RDP claim; None for other claims."""
     if isinstance(claim, ZCDP):
-        orders = np.asarray(ORDERS)
+        orders = np.asarray(ZCDP_ORDERS)
         return orders, claim.rho * orders
     if isinstance(claim, RDP):
         orders = np.asarray(claim.orders if claim.curve is None else ORDERS, dtype=np.float64)
@@ -77,11 +88,11 @@ def renyi_lower_bound(p_near: ArrayLike, q_near: ArrayLike, p_larger: ArrayLike,
 def rho_lower_bound(points: Sequence[TestPoint]) -> float:
     """The largest rho a zCDP guarantee of the mechanism must have, at the boxes' joint confidence:
     over the points, D_a lower bound / a for a Renyi test, and for a curve test
-    max over ``ORDERS`` of d_a(separating corner of its box) / a (module docstring), where the box is
+    max over ``ZCDP_ORDERS`` of d_a(separating corner of its box) / a (module docstring), where the box is
     P(A) in [alpha_lower, alpha_upper] and Q(A) = 1 - beta in [1 - beta_upper, 1 - beta_lower].
     Shrunk by a relative ``ROUNDING_SLACK`` for the float evaluation of d_a."""
     best = 0.0
-    orders = np.asarray(ORDERS)
+    orders = np.asarray(ZCDP_ORDERS)
     for t in points:
         if t.renyi_order is not None and t.renyi_lower is not None:
             best = max(best, t.renyi_lower / t.renyi_order)
@@ -96,6 +107,54 @@ def rho_lower_bound(points: Sequence[TestPoint]) -> float:
         for a in orders:
             best = max(best, float(renyi_lower_bound(p_near, q_near, larger, float(a))) / float(a))
     return best * (1.0 - ROUNDING_SLACK)
+
+
+def gdp_mu_lower(rho_lower: float) -> float:
+    """The least mu of any mu-GDP guarantee of a mechanism whose zCDP level is at least ``rho_lower``:
+    a mu-GDP pair is a post-processing of (N(0, 1), N(mu, 1)) (Blackwell; [@dong2022gaussian]), so by
+    data processing D_a <= a mu^2 / 2 at every order, i.e. (mu^2 / 2)-zCDP; hence mu >= sqrt(2 rho),
+    rounded down."""
+    return math.nextafter(math.sqrt(2.0 * rho_lower), 0.0) if rho_lower > 0.0 else 0.0
+
+
+#: Largest spread of a * g over the bins in the variational test: g is clipped from below to
+#: max(g) - VARIATIONAL_SPREAD / a (itself a choice of g), so no e^(a g) underflows.
+VARIATIONAL_SPREAD = 700.0
+
+
+def variational_renyi_lower(k_p: ArrayLike, n_p: int, k_q: ArrayLike, n_q: int, g: ArrayLike,
+                            orders: ArrayLike, gamma: float) -> FloatArray:
+    """Lower confidence bounds on D_a(P || Q), one per order a > 1 (each valid at its own order), from
+    the counts k_p (of n_p draws from P) and k_q (of n_q from Q) of m bins and a weight g_i per bin,
+    all fixed before these counts were drawn.
+
+    For any g, writing A = E_P[e^((a-1) g)] = E_Q[(dP/dQ) e^((a-1) g)] and applying Hoelder's
+    inequality with exponents a and a/(a - 1) to the factors dP/dQ and e^((a-1) g):
+    A <= F^(1/a) B^((a-1)/a) with F = E_Q[(dP/dQ)^a] and B = E_Q[e^(a g)], so
+    D_a = log F / (a - 1) >= a/(a - 1) log A - log B [@birrell2021variational], an equality at
+    g = log(dP/dQ) + c; the bound is unchanged by the shift c.
+    With A >= A_l and B <= B_u (``stats.bernstein_bounds``, each at level gamma: 2 gamma in all),
+    D_a >= a/(a - 1) log A_l - log B_u (0 when A_l <= 0). Data processing is not needed: g is a
+    function of the output through its bin. The weights are shifted so that max a g = 0 and clipped
+    from below (``VARIATIONAL_SPREAD``): that is another g, so the bound stays valid. Float
+    evaluation: e^((a-1) g) and e^(a g) agree with one real g to a relative 4e-13 (arguments below
+    1500 in absolute value), inside the bounds' own slack; the logarithms lose ``ROUNDING_SLACK``
+    of their size, subtracted."""
+    kp = np.asarray(k_p, dtype=np.float64)
+    kq = np.asarray(k_q, dtype=np.float64)
+    a = np.atleast_1d(np.asarray(orders, dtype=np.float64))[:, None]
+    gg = np.asarray(g, dtype=np.float64)[None, :]
+    top = gg.max()
+    gs = np.maximum(gg - top, -VARIATIONAL_SPREAD / a)  # (orders, m), at most 0
+    a_lo = stats.bernstein_bounds(np.exp((a - 1.0) * gs), np.broadcast_to(kp, gs.shape), n_p, gamma)[0]
+    b_hi = stats.bernstein_bounds(np.exp(a * gs), np.broadcast_to(kq, gs.shape), n_q, gamma)[1]
+    aa = a[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_a, log_b = np.log(a_lo), np.log(b_hi)
+        d = aa / (aa - 1.0) * log_a - log_b
+        d = d - ROUNDING_SLACK * (aa / (aa - 1.0) * np.abs(log_a) + np.abs(log_b))
+    d = np.where(a_lo > 0.0, d, 0.0)
+    return np.asarray(np.maximum(np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0), 0.0), dtype=np.float64)
 
 
 #: Relative slack subtracted from a certified minimum (or a rho bound) for the rounding of its float

@@ -162,6 +162,7 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
     if not discrete and p.cats is not None and q.cats is not None and p.values.dtype.kind == "f":
         out += _conditional_tail_scores(p, q)
         out += _category_set_scores(p, q)
+        out += _category_value_cells(p, q)
     d = p.values.shape[1]
     names = list(names) or ([f"y[{j}]" for j in range(d)] if d > 1 else ["y"])
     is_float = p.values.dtype.kind == "f"
@@ -287,6 +288,37 @@ def _category_set_scores(p: Batch, q: Batch) -> list[Score]:
                 out.append(Score(f"first number in the {j} structure(s) most likely under {likely} "
                                  f"(regions: in them and {side} t)", _in_set(members, off)))
     return out
+
+
+#: Value bins per structure category of the cell score (equal-mass cuts of the pooled first numbers).
+CELL_VALUE_BINS = 8
+
+
+def cell_keys(cats: NDArray[np.int64], v: FloatArray, edges: FloatArray) -> NDArray[np.int64]:
+    """The cell of each output: its structure category and the bin of its first number among those
+    cut at ``edges`` (no number: a bin of its own), one integer key per output, so the counts of a
+    chunk of outputs per cell are a ``np.unique`` / ``np.bincount`` of the keys."""
+    b = np.where(np.isnan(v), 0, np.searchsorted(edges, np.nan_to_num(v), "right") + 1)
+    return np.asarray(cats * (edges.size + 2) + b, dtype=np.int64)
+
+
+def _category_value_cells(p: Batch, q: Batch) -> list[Score]:
+    """Joint regions over structure and value as unions of cells: each output's cell is its structure
+    category crossed with the bin of its first number (``CELL_VALUE_BINS`` equal-mass bins of the
+    pooled fit numbers), scored by the smoothed log ratio of the fit draws' cell counts
+    (``_count_table``); {s > t} is the union of the cells most likely under the second input. Where
+    the likelihood ratio is a staircase over (category, value), e.g. "answered at query k with a
+    value below t_k" with t_k growing in k for a sparse vector releasing noisy answers, the union
+    of cells follows it where one threshold per category set (``_category_set_scores``) cannot."""
+    vp, vq = _nth_number(p, 0), _nth_number(q, 0)
+    pooled = np.concatenate([vp[~np.isnan(vp)], vq[~np.isnan(vq)]])
+    if pooled.size == 0 or not _several(np.concatenate([_cats(p), _cats(q)])):
+        return []
+    edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, CELL_VALUE_BINS + 1)[1:-1],
+                                  method="inverted_cdf"))
+    table = _count_table(cell_keys(_cats(p), vp, edges), cell_keys(_cats(q), vq, edges))
+    return [Score(f"structure x first-number cells ({edges.size + 1} value bins)",
+                  lambda b: table(cell_keys(_cats(b), _nth_number(b, 0), edges)))]
 
 
 def _in_set(members: NDArray[np.int64], off: float) -> Callable[[Batch], FloatArray]:
