@@ -6,16 +6,22 @@ Bernoulli(p) is "uniform integer below p's reduced denominator is below its nume
 ``uniform_below``, the package's primitive). Run on generators with the same seed, the package's
 samplers must return the same values and leave the generator in the same state: the same draws in
 the same order, hence the same exact output law (checked against the pmf in ``test_mechanisms_samplers.py``).
+The lattice mechanisms keep their constants after the first release; their releases must stay the
+lattice release computed from the public constants.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from math import isqrt
+from typing import Any
 
 import numpy as np
 import pytest
 
+from accountant import ZCDP, PureDP
+from mechanisms import Domain, Gaussian, Laplace, Mean
 from mechanisms.samplers import (
     VEC_MIN_COUNT,
     bernoulli_exp_neg,
@@ -23,6 +29,8 @@ from mechanisms.samplers import (
     discrete_gaussian_array,
     discrete_laplace,
     discrete_laplace_array,
+    from_lattice,
+    to_lattice,
     uniform_below,
 )
 
@@ -107,3 +115,40 @@ def test_discrete_gaussian_draws(sigma2: Fraction) -> None:
     assert discrete_gaussian_array(c, sigma2, (count,)).tolist() == [ref_gaussian(d, sigma2)
                                                                       for _ in range(count)]
     assert same_state(c, d)
+
+
+def release_by_hand(mech: Any, x: np.ndarray, seed: int, m: int) -> np.ndarray:
+    """gamma (round(q/gamma) + Z) from the mechanism's public lattice constants, computed afresh."""
+    e = mech.grid_exponent()
+    idx = to_lattice(mech.query(x), e)
+    rng = np.random.default_rng(seed)
+    if isinstance(mech, Laplace):
+        z = discrete_laplace_array(rng, Fraction(mech.lattice_scale()), (m, idx.size))
+    else:
+        z = discrete_gaussian_array(rng, Fraction(mech.lattice_variance()), (m, idx.size))
+    return from_lattice(idx[None, :] + z, e).reshape((m, *mech.output.shape))
+
+
+@pytest.mark.parametrize("make", [
+    lambda n, d: Laplace.calibrated(Mean(Domain(-10, 10, n, d=d, clip=True)), PureDP(1.0)),
+    lambda n, d: Gaussian.calibrated(Mean(Domain(-10, 10, n, d=d, clip=True)), ZCDP(0.5)),
+])
+@pytest.mark.parametrize("d", [1, 3])
+def test_mechanism_release_is_the_lattice_release(make: Any, d: int) -> None:
+    """The constants kept on the (frozen) mechanism after its first release are those its public
+    methods compute: repeated releases equal the release written out by hand, draw for draw, and a
+    ``replace``d scale gets its own constants."""
+    mech = make(200, d)
+    x = np.random.default_rng(0).normal(size=(200, d) if d > 1 else 200)
+    rng = np.random.default_rng(5)
+    first = [mech.sample(x, rng) for _ in range(3)]  # the calls after the first use the kept constants
+    by_hand = release_by_hand(mech, x, 5, 1)[0]
+    assert np.array_equal(first[0], by_hand)
+    rng2 = np.random.default_rng(5)
+    for i, y in enumerate(first):
+        assert np.array_equal(mech.sample(x, rng2), y), i
+    assert np.array_equal(mech.sample(x, np.random.default_rng(9), size=4), release_by_hand(mech, x, 9, 4))
+    wider = replace(mech, scale=mech.scale * 1000)
+    assert wider.grid_exponent() > mech.grid_exponent()
+    assert np.array_equal(wider.sample(x, np.random.default_rng(3), size=2), release_by_hand(wider, x, 3, 2))
+    assert mech == replace(mech) and hash(mech) == hash(replace(mech))
