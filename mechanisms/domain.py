@@ -254,7 +254,7 @@ class Domain:
         ``clip``) a value outside the box, naming the offending values.
         """
         lo, hi, d = self._bounds
-        x = as_float_array("data", data)
+        x = as_float_array("data", data)  # rejects NaN
         if d == 1:
             if x.ndim == 2 and x.shape[1] == 1:
                 x = x[:, 0]
@@ -262,8 +262,6 @@ class Domain:
                 raise ValueError(f"data must be a 1-d array of scalar records, got shape {x.shape}")
         elif x.ndim != 2 or x.shape[1] != d:
             raise ValueError(f"data must have shape (n, {d}), got shape {x.shape}")
-        if np.isnan(x).any():
-            raise ValueError("data must not contain NaN")
         self._check_size(x.shape[0])
         lo_b = lo[0] if d == 1 else lo
         hi_b = hi[0] if d == 1 else hi
