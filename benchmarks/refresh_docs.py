@@ -58,6 +58,7 @@ PAGES = {
     "one_run": "one_run",
     "shuffle": "samplers",
     "estimator_pieces": "estimator_pieces",
+    "per_call": "estimators",
 }
 
 #: Distribution name of each library a benchmark may import (module name -> distribution).

@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -230,7 +231,10 @@ class Domain:
         return f"records in {rec}{size}, adjacency {adj}{clip}"
 
     # ----- data validation ------------------------------------------------------------------------
-    def _numeric_bounds(self) -> tuple[FloatArray, FloatArray, int]:
+    @cached_property
+    def _bounds(self) -> tuple[FloatArray, FloatArray, int]:
+        """(lower, upper, d) as floats, computed on the first validation and kept (the domain is frozen;
+        the arrays are read-only)."""
         if not self.is_bound:
             raise ValueError(f"the domain still has free symbols {sorted(map(str, self.free_symbols))};"
                              " bind them before evaluating a query on data")
@@ -239,6 +243,8 @@ class Domain:
         hi = np.array([float(b) for b in self.upper], dtype=np.float64)
         if lo.size == 1:
             lo, hi = np.full(d, lo[0]), np.full(d, hi[0])
+        lo.flags.writeable = False
+        hi.flags.writeable = False
         return lo, hi, d
 
     def validate(self, data: ArrayLike) -> FloatArray:
@@ -247,8 +253,8 @@ class Domain:
         Raises ``ValueError`` for a wrong shape, a size that contradicts ``n``, NaN, or (unless
         ``clip``) a value outside the box, naming the offending values.
         """
-        lo, hi, d = self._numeric_bounds()
-        x = as_float_array("data", data)
+        lo, hi, d = self._bounds
+        x = as_float_array("data", data)  # rejects NaN
         if d == 1:
             if x.ndim == 2 and x.shape[1] == 1:
                 x = x[:, 0]
@@ -256,8 +262,6 @@ class Domain:
                 raise ValueError(f"data must be a 1-d array of scalar records, got shape {x.shape}")
         elif x.ndim != 2 or x.shape[1] != d:
             raise ValueError(f"data must have shape (n, {d}), got shape {x.shape}")
-        if np.isnan(x).any():
-            raise ValueError("data must not contain NaN")
         self._check_size(x.shape[0])
         lo_b = lo[0] if d == 1 else lo
         hi_b = hi[0] if d == 1 else hi

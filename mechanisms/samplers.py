@@ -109,6 +109,63 @@ def bernoulli_rational(rng: np.random.Generator, p: Fraction) -> bool:
     return uniform_below(rng, p.denominator) < p.numerator
 
 
+# The scalar algorithms below run on Python integers (a rational a/b as the pair (a, b)); the public
+# functions validate their Fraction arguments once and call them. Bernoulli(a/b) reduces a/b to lowest
+# terms first, so each draw is the one ``bernoulli_rational`` makes for the same Fraction.
+
+def _bernoulli_ratio(rng: np.random.Generator, a: int, b: int) -> bool:
+    """Bernoulli(a/b) for integers 0 <= a <= b, b > 0: U uniform below b/g is below a/g, g = gcd(a, b)."""
+    g = math.gcd(a, b)
+    return uniform_below(rng, b // g) < a // g
+
+
+def _bexp_unit(rng: np.random.Generator, a: int, b: int) -> bool:
+    """Bernoulli(exp(-a/b)) for integers 0 <= a <= b, b > 0 (``bernoulli_exp_neg`` for gamma <= 1)."""
+    k = 1
+    while _bernoulli_ratio(rng, a, b * k):
+        k += 1
+    return k % 2 == 1
+
+
+def _bexp(rng: np.random.Generator, a: int, b: int) -> bool:
+    """Bernoulli(exp(-a/b)) for integers a >= 0, b > 0 (``bernoulli_exp_neg``)."""
+    if a > b:
+        whole = a // b
+        for _ in range(whole):
+            if not _bexp_unit(rng, 1, 1):
+                return False
+        return _bexp_unit(rng, a - whole * b, b)
+    return _bexp_unit(rng, a, b)
+
+
+def _discrete_laplace_int(rng: np.random.Generator, t: int, s: int) -> int:
+    """``discrete_laplace`` with scale t/s, for integers t, s >= 1."""
+    while True:
+        u = uniform_below(rng, t)
+        if not _bexp_unit(rng, u, t):
+            continue
+        v = 0
+        while _bexp_unit(rng, 1, 1):
+            v += 1
+        y = (u + t * v) // s
+        negative = uniform_below(rng, 2) == 1
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+def _discrete_gaussian_int(rng: np.random.Generator, p: int, q: int) -> int:
+    """``discrete_gaussian`` with sigma2 = p/q, for integers p, q >= 1: the acceptance exponent
+    (|Y| - sigma2/t)^2/(2 sigma2) is (q t |Y| - p)^2 / (2 p q t^2)."""
+    t = isqrt(p // q) + 1
+    den = 2 * p * q * t * t
+    while True:
+        y = _discrete_laplace_int(rng, t, 1)
+        a = q * t * abs(y) - p
+        if _bexp(rng, a * a, den):
+            return y
+
+
 def bernoulli_exp_neg(rng: np.random.Generator, gamma: Fraction) -> bool:
     """Bernoulli(exp(-gamma)) for rational gamma >= 0, exactly [@canonne2020discrete, Algorithm 1].
 
@@ -119,17 +176,7 @@ def bernoulli_exp_neg(rng: np.random.Generator, gamma: Fraction) -> bool:
     gamma = as_rational("gamma", gamma)
     if gamma < 0:
         raise ValueError(f"gamma must be >= 0, got {gamma}")
-    if gamma > 1:
-        whole = gamma.numerator // gamma.denominator
-        one = Fraction(1)
-        for _ in range(whole):
-            if not bernoulli_exp_neg(rng, one):
-                return False
-        return bernoulli_exp_neg(rng, gamma - whole)
-    k = 1
-    while bernoulli_rational(rng, gamma / k):
-        k += 1
-    return k % 2 == 1
+    return _bexp(rng, gamma.numerator, gamma.denominator)
 
 
 def discrete_laplace(rng: np.random.Generator, scale: Fraction) -> int:
@@ -141,20 +188,7 @@ def discrete_laplace(rng: np.random.Generator, scale: Fraction) -> int:
     the negative zero.
     """
     scale = _positive("scale", scale)
-    t, s = scale.numerator, scale.denominator
-    one = Fraction(1)
-    while True:
-        u = uniform_below(rng, t)
-        if not bernoulli_exp_neg(rng, Fraction(u, t)):
-            continue
-        v = 0
-        while bernoulli_exp_neg(rng, one):
-            v += 1
-        y = (u + t * v) // s
-        negative = uniform_below(rng, 2) == 1
-        if negative and y == 0:
-            continue
-        return -y if negative else y
+    return _discrete_laplace_int(rng, scale.numerator, scale.denominator)
 
 
 def discrete_gaussian(rng: np.random.Generator, sigma2: Fraction) -> int:
@@ -164,12 +198,7 @@ def discrete_gaussian(rng: np.random.Generator, sigma2: Fraction) -> int:
     exp(-(|Y| - sigma2/t)^2/(2 sigma2)), a rational exponent, so the acceptance is exact.
     """
     sigma2 = _positive("sigma2", sigma2)
-    t = isqrt(sigma2.numerator // sigma2.denominator) + 1  # floor(sqrt(sigma2)) + 1
-    shift = sigma2 / t
-    while True:
-        y = discrete_laplace(rng, Fraction(t))
-        if bernoulli_exp_neg(rng, (abs(y) - shift) ** 2 / (2 * sigma2)):
-            return y
+    return _discrete_gaussian_int(rng, sigma2.numerator, sigma2.denominator)
 
 
 # ----------------------------------------------------------------------------- vectorised path
@@ -346,7 +375,8 @@ def discrete_laplace_array(rng: np.random.Generator, scale: Fraction,
     if (count >= VEC_MIN_COUNT and scale.numerator <= VEC_MAX_DENOMINATOR
             and scale.denominator <= VEC_MAX_DENOMINATOR):
         return _discrete_laplace_vec(rng, scale.numerator, scale.denominator, count).reshape(shape)
-    out = np.fromiter((discrete_laplace(rng, scale) for _ in range(count)), dtype=np.int64, count=count)
+    t, s = scale.numerator, scale.denominator
+    out = np.fromiter((_discrete_laplace_int(rng, t, s) for _ in range(count)), dtype=np.int64, count=count)
     return out.reshape(shape)
 
 
@@ -362,7 +392,8 @@ def discrete_gaussian_array(rng: np.random.Generator, sigma2: Fraction,
     if (count >= VEC_MIN_COUNT
             and 2 * sigma2.numerator * sigma2.denominator * t * t <= VEC_MAX_GAUSSIAN_DENOMINATOR):
         return _discrete_gaussian_vec(rng, sigma2, count).reshape(shape)
-    out = np.fromiter((discrete_gaussian(rng, sigma2) for _ in range(count)), dtype=np.int64, count=count)
+    p, q = sigma2.numerator, sigma2.denominator
+    out = np.fromiter((_discrete_gaussian_int(rng, p, q) for _ in range(count)), dtype=np.int64, count=count)
     return out.reshape(shape)
 
 

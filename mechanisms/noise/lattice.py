@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
@@ -131,6 +132,10 @@ class _Continuous(AdditiveMechanism):
 
     @property
     def output(self) -> OutputSpec:
+        return self._output_spec
+
+    @cached_property
+    def _output_spec(self) -> OutputSpec:
         spec = super().output
         if self.sampler == "float" or not is_numeric(self.scale):
             return spec
@@ -144,6 +149,16 @@ class _Continuous(AdditiveMechanism):
         return f"{super().explain()}\n  sampler: {note}"
 
     # lattice noise -----------------------------------------------------------------------------
+    @cached_property
+    def _lattice(self) -> tuple[int, Fraction, tuple[int, ...]]:
+        """(e, the integer noise's parameter, the output shape) of the grid sampler, computed on the
+        first release and kept: the mechanism is frozen, so they cannot change."""
+        return self.grid_exponent(), self._noise_parameter(), self.output.shape
+
+    def _noise_parameter(self) -> Fraction:
+        """The parameter of the integer noise added to the lattice index."""
+        raise NotImplementedError
+
     def _lattice_noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.int64]:
         raise NotImplementedError
 
@@ -154,10 +169,10 @@ class _Continuous(AdditiveMechanism):
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         if self.sampler == "float":
             return super()._sample(data, rng, m)
-        e = self.grid_exponent()
+        e, _, shape = self._lattice
         idx = to_lattice(self._values(data), e)
         out = from_lattice(idx[None, :] + self._lattice_noise(rng, (m, idx.size)), e)
-        return out.reshape((m, *self.output.shape))
+        return out.reshape((m, *shape))
 
     def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
         """log p_data(y) - log p_data2(y): a density ratio for ``sampler="float"``, the pmf ratio on the
@@ -274,8 +289,11 @@ class Laplace(_Continuous):
     def _log_density(self, z: FloatArray) -> FloatArray:
         return np.asarray(-np.abs(z).sum(axis=1) / self._scale(), dtype=np.float64)
 
+    def _noise_parameter(self) -> Fraction:
+        return Fraction(self.lattice_scale())
+
     def _lattice_noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.int64]:
-        return discrete_laplace_array(rng, Fraction(self.lattice_scale()), shape)
+        return discrete_laplace_array(rng, self._lattice[1], shape)
 
     def _lattice_log_pmf(self, z: FloatArray) -> FloatArray:
         return np.asarray(-np.abs(z).sum(axis=1) / self.lattice_scale(), dtype=np.float64)
@@ -374,8 +392,11 @@ class Gaussian(_Continuous):
     def _log_density(self, z: FloatArray) -> FloatArray:
         return np.asarray(-(z**2).sum(axis=1) / (2.0 * self._scale() ** 2), dtype=np.float64)
 
+    def _noise_parameter(self) -> Fraction:
+        return Fraction(self.lattice_variance())
+
     def _lattice_noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.int64]:
-        return discrete_gaussian_array(rng, Fraction(self.lattice_variance()), shape)
+        return discrete_gaussian_array(rng, self._lattice[1], shape)
 
     def _lattice_log_pmf(self, z: FloatArray) -> FloatArray:
         return np.asarray(-(z**2).sum(axis=1) / (2.0 * self.lattice_variance()), dtype=np.float64)
