@@ -174,8 +174,8 @@ def test_vector_structured_candidates_hold_opposite_corners_and_ball_extremes() 
     e0 = np.array([[1.0, 0.0], [1.0, 0.0]])
     flip = np.array([[-1.0, 0.0], [1.0, 0.0]])
     assert any(np.array_equal(a, e0) and np.array_equal(b, flip) for a, b in l2)
-    with pytest.raises(ValueError, match="answers"):
-        AdaptiveSearch(Domain(0, 1, n=4, d=3), "answers")
+    with pytest.raises(ValueError, match="narrower than the sensitivity"):
+        AdaptiveSearch(Domain(0, 1, n=4, d=3), "answers", sensitivity=2.0)
     with pytest.raises(ValueError, match="box containing 0"):
         AdaptiveSearch(Domain(1, 2, n=4, d=3), ball=("l2", 1.0))
     with pytest.raises(ValueError, match="ball"):
