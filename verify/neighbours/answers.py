@@ -122,7 +122,7 @@ class AnswerBall:
         rows = np.arange(x.shape[0]) == int(rng.integers(x.shape[0]))
         if x.shape[0] > 1 and rng.random() < 0.5:
             rows[:] = True
-        u = int(rng.choice(4, p=MOVE_WEIGHTS))
+        u = int(rng.choice(4, p=np.asarray(MOVE_WEIGHTS)))
         if u == 0:  # the shared answer
             recs = [*sp.records(), sp.random_record(rng)]
             target = recs[int(rng.integers(len(recs)))]
