@@ -275,7 +275,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "verify.AdaptiveSearch": lambda: (((0.0, 1.0, 3), "replace"), {"integers": False, "sensitivity": 1.0,
                                                                    "budget": 48, "keep": 8,
                                                                    "ball": ("l2", 1.0),
-                                                                   "method": "surrogate"}),
+                                                                   "method": "surrogate", "norm": "linf"}),
     "mechanisms.DPSGD": lambda: ((mechanisms.LogisticRegression(2), 100, 1.0, 0.1, 5), {}),
     "mechanisms.HuberLocation": lambda: ((1.345, 1.0), {}),
     "mechanisms.OneShotMEstimator": lambda: ((mechanisms.HuberLocation(), 30, 1.0, 1e-5), {"iterations": 20}),

@@ -123,6 +123,15 @@ class IntegerSum:
         return np.asarray(x.sum() + half_laplace(rng, (size or 1,)))
 
 
+class AnswerTotal:
+    """The total of a vector answer plus Laplace noise of scale 1 / (2 ln 2): exactly 2 ln 2-DP on
+    answer pairs within the l1 ball of radius 1 whose difference has all coordinates of one sign
+    (the total moves by 1), as the search's all-ones and axis starts have."""
+
+    def sample(self, data: np.ndarray, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+        return np.asarray(float(np.sum(data)) + rng.laplace(0.0, 1 / (2 * math.log(2)), size or 1))
+
+
 def _in_domain(x: np.ndarray, lo: float, hi: float, ball: tuple[str, float] | None) -> bool:
     ok = bool(np.all(x >= lo) and np.all(x <= hi))
     if ball is not None:
@@ -174,8 +183,8 @@ def test_vector_structured_candidates_hold_opposite_corners_and_ball_extremes() 
     e0 = np.array([[1.0, 0.0], [1.0, 0.0]])
     flip = np.array([[-1.0, 0.0], [1.0, 0.0]])
     assert any(np.array_equal(a, e0) and np.array_equal(b, flip) for a, b in l2)
-    with pytest.raises(ValueError, match="answers"):
-        AdaptiveSearch(Domain(0, 1, n=4, d=3), "answers")
+    with pytest.raises(ValueError, match="narrower than the sensitivity"):
+        AdaptiveSearch(Domain(0, 1, n=4, d=3), "answers", sensitivity=2.0)
     with pytest.raises(ValueError, match="box containing 0"):
         AdaptiveSearch(Domain(1, 2, n=4, d=3), ball=("l2", 1.0))
     with pytest.raises(ValueError, match="ball"):
@@ -213,6 +222,8 @@ def test_surrogate_search_finds_noiseless_ptr() -> None:
      AdaptiveSearch(Domain(0, 1, n=3, d=2), integers=True, budget=8, keep=2)),
     ("surrogate", IntegerSum(),
      AdaptiveSearch((-1, 1, 3), "replace", integers=True, budget=8, keep=2, method="surrogate")),
+    ("vector answers", AnswerTotal(),
+     AdaptiveSearch(Domain(-2, 2, n=1, d=3), "answers", norm="l1", budget=8, keep=2)),
 ])
 def test_false_violation_rate_with_adaptive_search(name: str, mech: Any,
                                                            search: AdaptiveSearch) -> None:

@@ -81,7 +81,7 @@ def test_audit_with_the_search_matches_the_witness_audit() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
-    ({"domain": Domain(-1, 1, n=2, d=2), "adjacency": "answers"}, "dimension d = 2"),
+    ({"domain": Domain(-1, 1, n=2, d=2), "adjacency": "answers", "sensitivity": 3.0}, "sensitivity 3.0"),
     ({"domain": Domain(-1, 1, n=2, d=2), "ball": ("l2", float("nan"))}, "ball radius"),
     ({"domain": Domain(-1, 1, n=2, d=2), "ball": ("l3", 1.0)}, "ball must be"),
     ({"domain": Domain(-1, 1, n=1, d=3, adjacency="add_remove")}, "n >= 2"),

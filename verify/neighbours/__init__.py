@@ -1,7 +1,8 @@
 """Neighbour search: which pairs of inputs to audit.
 
 ``AdaptiveSearch`` (``adaptive``) starts from structured candidates and moves toward pairs with a
-larger estimated loss, on exploration draws of its own; its search space lives in ``space`` and the
+larger estimated loss, on exploration draws of its own; its search space lives in ``space``, the
+geometry of vector query answers (pairs within a norm ball of the sensitivity) in ``answers`` and the
 smooth surrogate of its DP-Finder-style phase in ``surrogate``. ``PatternSearch`` and
 ``RandomSearch`` (``fixed``) do not adapt: StatDP's input patterns for a vector of query answers
 [@ding2018detecting, Table 1] and random neighbouring datasets from a declared domain under
@@ -13,6 +14,7 @@ error budget only on the most promising.
 from __future__ import annotations
 
 from .adaptive import ANTIPODAL_FRACTIONS, SURROGATE_QUANTILES, AdaptiveSearch, SearchMethod
+from .answers import ANSWER_NORMS, MAX_AXES, MOVE_WEIGHTS, RADIUS_MARGIN, AnswerBall, AnswerNorm, norm_of
 from .fixed import (
     MAX_N,
     Estimator,
@@ -26,11 +28,17 @@ from .fixed import (
 from .space import MAX_RECORDS, SearchAdjacency, SearchSpace
 
 __all__ = [
+    "ANSWER_NORMS",
     "ANTIPODAL_FRACTIONS",
+    "MAX_AXES",
     "MAX_N",
     "MAX_RECORDS",
+    "MOVE_WEIGHTS",
+    "RADIUS_MARGIN",
     "SURROGATE_QUANTILES",
     "AdaptiveSearch",
+    "AnswerBall",
+    "AnswerNorm",
     "Estimator",
     "FloatPair",
     "PatternSearch",
@@ -40,5 +48,6 @@ __all__ = [
     "SearchSpace",
     "check_adjacency",
     "check_domain",
+    "norm_of",
     "statdp_patterns",
 ]

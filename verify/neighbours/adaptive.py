@@ -14,6 +14,7 @@ from accountant.core.types import ADJACENCIES, FloatArray
 from accountant.core.validation import check_count, check_real
 from mechanisms import Domain
 
+from .answers import ANSWER_NORMS, AnswerBall
 from .fixed import MAX_N, Estimator, FloatPair, check_domain, statdp_patterns
 from .space import SearchSpace, differing_record, rows_differ, unique_pairs
 from .surrogate import Surrogate
@@ -36,8 +37,11 @@ class AdaptiveSearch:
     domain: ``(low, high, n)`` (n scalar records in [low, high]) or a ``mechanisms.Domain`` with
     numeric bounds and n (its adjacency is used unless ``adjacency`` is given); a Domain with
     d > 1 has vector records in its box, and the pairs are (n, d) arrays.
-    adjacency: "replace" or "add_remove" (records), or "answers" (a vector of n query answers, each
-    moving by at most ``sensitivity``, StatDP's setting [@ding2018detecting]; scalar domains only).
+    adjacency: "replace" or "add_remove" (records), or "answers" (n query answers, each moving by
+    at most ``sensitivity``, StatDP's setting [@ding2018detecting]; with a Domain of d > 1 each
+    answer is a d-vector in the box and moves within the ball of radius ``sensitivity`` in ``norm``:
+    every row k of the (n, d) pair has ||a_k - a'_k|| <= sensitivity).
+    norm: "l1", "l2" or "linf", the norm of a vector answer's sensitivity (adjacency "answers").
     ball: ``("l1" | "l2", radius)``: records also lie in that ball around 0 (the box must contain
     0), as for clipped-norm vector sums.
 
@@ -52,7 +56,8 @@ class AdaptiveSearch:
     bounds the rest), then, with ``method="climb"``, hill climbing from the best pairs by
     one-record (one-answer, one-coordinate) moves that stay in the domain and the adjacency (for
     vector records also every shared record to one random point between the centre and an
-    extreme, a continuous move), or with
+    extreme, a continuous move; for vector answers the shared answer moved, the difference rotated
+    or rescaled up to the radius), or with
     ``method="surrogate"`` a DP-Finder-style search [@bichsel2018dpfinder]: a smooth surrogate
     (Gaussian-process regression) of the estimated loss as a function of the pair, optimised by
     local search over moves without drawing, its best candidates estimated on fresh draws and
@@ -71,6 +76,7 @@ class AdaptiveSearch:
     keep: int = 2
     ball: tuple[str, float] | None = None
     method: str = "climb"
+    norm: str = "linf"
     _space: SearchSpace = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -107,9 +113,20 @@ class AdaptiveSearch:
         adj = "replace" if adj is None else adj
         if adj not in (*ADJACENCIES, "answers"):
             raise ValueError(f"adjacency must be 'replace', 'add_remove' or 'answers', got {adj!r}")
+        if self.norm not in ANSWER_NORMS:
+            raise ValueError(f"norm must be 'l1', 'l2' or 'linf', got {self.norm!r}")
+        if self.norm != "linf" and adj != "answers":
+            raise ValueError(f"norm {self.norm!r} is the norm of an answer's sensitivity; it needs "
+                             f"adjacency 'answers', got {adj!r}")
         if adj == "answers" and not scalar:
-            raise ValueError(f"adjacency 'answers' is for a vector of scalar answers, got records of "
-                             f"dimension d = {lo.size}")
+            if self.integers:
+                raise ValueError("integers: vector answers move continuously within the norm ball; "
+                                 "integers=True is for scalar answers or records")
+            narrow = np.flatnonzero(hi - lo < self.sensitivity)
+            if narrow.size:
+                j = int(narrow[0])
+                raise ValueError(f"domain coordinate {j} spans [{lo[j]}, {hi[j]}], narrower than the "
+                                 f"sensitivity {self.sensitivity}: no answer pair reaches the radius")
         if self.integers and np.any(np.ceil(lo) > np.floor(hi)):
             raise ValueError(f"domain [{lo.tolist()}, {hi.tolist()}] contains no integer")
         if adj == "add_remove" and n < 2:
@@ -137,6 +154,8 @@ class AdaptiveSearch:
     def _starts(self) -> list[FloatPair]:
         sp = self._space
         out: list[FloatPair] = []
+        if sp.adj == "answers" and not sp.scalar:
+            return self._answer_ball().starts()
         if sp.adj == "answers":
             s, low, high = self.sensitivity, float(sp.lo[0]), float(sp.hi[0])
             for base in dict.fromkeys([low, (low + high) / 2 - s]):
@@ -164,6 +183,9 @@ class AdaptiveSearch:
         for j in sorted({sp.n // 4, sp.n // 2, (3 * sp.n) // 4}):
             out.append(self._link(a, b, 2 * j if sp.adj == "add_remove" else j))
         return unique_pairs([(sp.fix(p), sp.fix(q)) for p, q in out])
+
+    def _answer_ball(self) -> AnswerBall:
+        return AnswerBall(self._space, self.norm, self.sensitivity)
 
     def _antipodal(self, recs: list[FloatArray]) -> list[FloatPair]:
         """Vector records: pairs whose changed record and shared records point opposite ways, where a
@@ -329,6 +351,8 @@ class AdaptiveSearch:
     def _move(self, pair: FloatPair, rng: np.random.Generator) -> FloatPair:
         """A random neighbouring pair one record (answer, coordinate) away from ``pair``."""
         sp = self._space
+        if sp.adj == "answers" and not sp.scalar:
+            return self._answer_ball().move(pair, rng)
         x, x2 = pair[0].copy(), pair[1].copy()
         recs = sp.records()
         pick = [*recs, sp.random_record(rng)]

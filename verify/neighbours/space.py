@@ -19,8 +19,8 @@ from .fixed import FloatPair
 
 __all__ = ["MAX_RECORDS", "SearchAdjacency", "SearchSpace", "differing_record", "rows_differ", "unique_pairs"]
 
-#: The relations the adaptive search explores: a dataset adjacency, or "answers" (a vector of query
-#: answers, each moving by at most the sensitivity).
+#: The relations the adaptive search explores: a dataset adjacency, or "answers" (query answers,
+#: scalars or d-vectors, each moving by at most the sensitivity, in a declared norm for vectors).
 SearchAdjacency = Adjacency | Literal["answers"]
 #: Most records (corners, axis points) a vector domain contributes to the structured start.
 MAX_RECORDS = 12
