@@ -24,6 +24,14 @@ Run ``python -m benchmarks.one_run [--seeds 2] [--skip-estimator]``. Three secti
 (d) diffprivlib's GaussianNB (when it imports): 8 canaries per run (feature j at its bound, class 0)
     scored by the class-0 mean of feature j, 50 pooled runs, against its declared eps and against a
     misdeclared one (run at eps = 50, claimed 1).
+(e) diffprivlib's LogisticRegression and LinearRegression (when it imports), audited over many runs
+    with ``verify.audit`` (exact Clopper-Pearson bounds): D = 5 records (x = 1, y = 0 for logistic,
+    -1 for linear) and 5 records (x = -1, y = 1), data_norm = 1 and C = 1 (logistic), bounds (-1, 1)
+    for x and y (linear); D' = D plus the canary (x = 1, y = 1), which the model fitted on D gets
+    wrong, so its influence is near its largest; the output is the fitted model at x = 1 (decision
+    value or prediction: a post-processing of the coefficient vector). Rows: the declared epsilon;
+    a canary outside data_norm / bounds_X (x = 5: diffprivlib clips each row first, so the canary is
+    the clipped one); misdeclared wrappers (run at eps = 10 or 100, claimed 1).
 (c) Seconds of ``one_run_audit`` on 1,000 canaries (default grid, median of 5; wall and CPU time).
 """
 
@@ -229,6 +237,73 @@ def section_d(runs: int) -> None:
     print()
 
 
+# ------------------------------------------------------------------------------- (e) diffprivlib LR
+
+def diffprivlib_model(name: str, epsilon: float, probe: float = 1.0) -> Any:
+    """The mechanism ``(data, rng) -> the model's output at x = probe`` of diffprivlib's
+    ``LogisticRegression(epsilon, data_norm = 1)`` (name "logistic": the decision value) or
+    ``LinearRegression(epsilon, bounds_X = bounds_y = (-1, 1))`` ("linear": the prediction), fitted
+    on the rows (x, y) of ``data`` and seeded from ``rng``; None when diffprivlib does not import."""
+    try:
+        import warnings
+
+        from diffprivlib.models import LinearRegression, LogisticRegression
+    except ImportError:
+        return None
+
+    def mechanism(data: np.ndarray, rng: np.random.Generator) -> float:
+        seed = int(rng.integers(2**31))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if name == "logistic":
+                logistic = LogisticRegression(epsilon=epsilon, data_norm=1.0, random_state=seed)
+                logistic.fit(data[:, :-1], data[:, -1].astype(int))
+                return float(logistic.decision_function([[probe]])[0])
+            linear = LinearRegression(epsilon=epsilon, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0),
+                                      random_state=seed)
+            return float(linear.fit(data[:, :-1], data[:, -1]).predict([[probe]])[0])
+
+    return mechanism
+
+
+def canary_pair(name: str, canary_x: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """D and D' = D plus the canary (canary_x, 1): for "logistic" D is 5 records (1, 0) and 5 records
+    (-1, 1), for "linear" 5 records (1, -1) and 5 records (-1, 1); either way the model fitted on D
+    answers the opposite of the canary's label at x = 1."""
+    low = 0.0 if name == "logistic" else -1.0
+    d = np.array([[1.0, low]] * 5 + [[-1.0, 1.0]] * 5)
+    return d, np.vstack([d, [canary_x, 1.0]])
+
+
+def section_e(samples: int) -> None:
+    from accountant import PureDP
+    from verify import audit
+
+    if diffprivlib_model("logistic", 1.0) is None:
+        print("(e) diffprivlib LogisticRegression, LinearRegression: not run (diffprivlib does not import)")
+        print()
+        return
+    print("(e) diffprivlib LogisticRegression (data_norm = 1, C = 1; D = 5 x (1, 0) + 5 x (-1, 1)) and")
+    print("    LinearRegression (bounds (-1, 1); D = 5 x (1, -1) + 5 x (-1, 1)); D' = D + canary (x, 1);")
+    print(f"    output: the model at x = 1; verify.audit, {samples} fits per dataset (floating_point=False:")
+    print("    the outputs as real numbers), confidence 0.95")
+    head = (f"{'model':9} {'run at eps':>10} {'claim':>6} {'canary x':>8} {'eps_lower':>9} {'mu_lower':>8} "
+            f"{'refuted':>8} {'fits':>6} {'s':>6}")
+    print(head)
+    print("-" * len(head))
+    rows = [("logistic", 10.0, 10.0, 1.0), ("logistic", 10.0, 10.0, 5.0), ("logistic", 10.0, 1.0, 1.0),
+            ("logistic", 100.0, 1.0, 1.0), ("linear", 10.0, 10.0, 1.0), ("linear", 10.0, 10.0, 5.0),
+            ("linear", 10.0, 1.0, 1.0), ("linear", 100.0, 1.0, 1.0)]
+    for name, eps, claim, x in rows:
+        rep = audit(diffprivlib_model(name, eps), [canary_pair(name, x)], PureDP(claim), samples=samples,
+                    seed=0, confidence=CONF, floating_point=False)
+        print(f"{name:9} {eps:>10g} {claim:>6g} {x:>8g} {rep.epsilon_lower:>9.4g} {rep.mu_lower:>8.4g} "
+              f"{rep.violation!s:>8} {rep.samples_total:>6} {rep.seconds:>6.1f}")
+    print("canary x = 5 lies outside data_norm = 1 and bounds_X = (-1, 1): diffprivlib clips it to x = 1")
+    print("before fitting, so the same seeds give the same outputs as the row above it")
+    print()
+
+
 # ------------------------------------------------------------------------------- (c) speed
 
 def section_c() -> None:
@@ -253,12 +328,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--skip-estimator", action="store_true", help="skip (b1), the slowest row")
     ap.add_argument("--diffprivlib-runs", type=int, default=50)
+    ap.add_argument("--logistic-samples", type=int, default=300, help="fits per dataset in (e)")
     args = ap.parse_args(argv)
     section_a(args.seeds)
     if not args.skip_estimator:
         section_b_estimator()
     section_b_variants()
     section_d(args.diffprivlib_runs)
+    section_e(args.logistic_samples)
     section_c()
     return 0
 
