@@ -239,7 +239,7 @@ class AsymptoticDP(Approximate):
 
     @cached_property
     def tradeoff(self) -> FiniteLossTradeoff:
-        return FiniteLossTradeoff.approx_dp(self.eps, self.delta_)
+        return self.hypothesis().tradeoff
 
     def _delta(self, eps: float) -> float:
         return self.tradeoff.profile(eps)

@@ -64,11 +64,19 @@ __all__ = [
     "iqr_distance",
     "median_smooth_sensitivity",
     "quantile_rank",
+    "slides_smoothing",
     "smooth_sensitivity",
 ]
 
 #: Relative slack kept from xi for the lattice rounding of the release (module docstring).
 XI_SLACK = 2.0**-10
+
+
+def slides_smoothing(eps: float, delta: float, dim: int = 1) -> float:
+    """The smoothing xi of a smooth-sensitivity release with Gaussian noise in ``dim`` dimensions:
+    eps / (4 (dim + 2 ln(2/delta))), at most Nissim, Raskhodnikova & Smith's beta
+    = eps / (4 (dim + ln(2/delta))) (Lemma 2.10), less the relative slack ``XI_SLACK``."""
+    return eps / (4.0 * (dim + 2.0 * math.log(2.0 / delta))) * (1.0 - XI_SLACK)
 #: The release lattice is 2^-LATTICE_BITS finer than the resolution tau.
 LATTICE_BITS = 12
 
@@ -195,7 +203,7 @@ class SmoothSensitivityMedian(Mechanism):
         """xi used for S (the paper's xi less the relative slack ``XI_SLACK``, unless overridden)."""
         if self.xi is not None:
             return self.xi
-        return self.eps / (4.0 * (1.0 + 2.0 * math.log(2.0 / self.delta))) * (1.0 - XI_SLACK)
+        return slides_smoothing(self.eps, self.delta)
 
     @property
     def alpha(self) -> float:

@@ -45,7 +45,7 @@ from accountant.core.validation import check_count, check_real
 from ..base import Mechanism, OutputSpec
 from ..domain import Domain
 from ..samplers import discrete_gaussian_array, floor_log2, from_lattice, to_lattice
-from .robust import LATTICE_BITS, XI_SLACK, median_smooth_sensitivity
+from .robust import LATTICE_BITS, median_smooth_sensitivity, slides_smoothing
 from .stability import check_delta
 
 __all__ = ["SmoothSensitivityVector", "coordinate_quantile_release"]
@@ -97,7 +97,7 @@ class SmoothSensitivityVector(Mechanism):
         """xi used for S: eps / (4 (p + 2 ln(2/delta))) less the relative slack, unless overridden."""
         if self.xi is not None:
             return self.xi
-        return self.eps / (4.0 * (self.dim + 2.0 * math.log(2.0 / self.delta))) * (1.0 - XI_SLACK)
+        return slides_smoothing(self.eps, self.delta, self.dim)
 
     @property
     def alpha(self) -> float:
