@@ -21,14 +21,18 @@ privacy loss is unbounded. The guarantee is therefore an ``AsymptoticDP``, which
 composition, conversion or ordering accepts; the benchmark ``benchmarks.one_shot_audit`` measures
 at which n the claimed (eps, delta) survives an audit (docs/measurements/one_shot_audit.md).
 
-The Gaussian draws are floating-point (``rng.standard_normal``): with no finite-n guarantee to cover,
-none is claimed for them either.
+The release is on a lattice, like every release of the catalogue: with s = gamma_n times the noise
+factor and gamma = 2^e the power of two with 2^-LATTICE_BITS s / 2 < gamma <= 2^-LATTICE_BITS s, it is
+gamma (round(T(F_n) / gamma) + Z), Z an exact discrete Gaussian per coordinate of variance
+ceil((s / gamma)^2) (``samplers.discrete_gaussian_array``): no float noise is added to a value. The
+lattice moves with s (a power of two at most), which the spread of the release shows anyway.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -40,7 +44,9 @@ from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec
+from ..samplers import discrete_gaussian_array, floor_log2, from_lattice, to_lattice
 from .mestimation import BoundedPsiModel, HuberLocation, fit_nonprivate
+from .robust import LATTICE_BITS
 
 __all__ = ["OneShotMEstimator", "one_shot_noise_factor"]
 
@@ -105,7 +111,7 @@ class OneShotMEstimator(Mechanism):
 
     @property
     def output(self) -> OutputSpec:
-        return OutputSpec("continuous", (self.model.dim,), "R^p (float Gaussian)")
+        return OutputSpec("discrete", (self.model.dim,), "2^e Z^p, e set by the noise scale")
 
     def _xy(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
         x, y = self.model.split(data)
@@ -126,17 +132,29 @@ class OneShotMEstimator(Mechanism):
         """The noise standard deviation gamma_n * noise_factor on this dataset."""
         return self.fit(data)[1] * self.noise_factor
 
+    def lattice(self, data: ArrayLike) -> tuple[int, NDArray[np.int64], int]:
+        """(e, c, v): the release 2^e (c + Z), c = round(T(F_n) / 2^e), Z discrete Gaussian of variance
+        v = ceil((s / 2^e)^2) per coordinate, s = ``scale(data)`` (module docstring)."""
+        theta, gamma = self.fit(data)
+        s = Fraction(gamma * self.noise_factor)
+        e = floor_log2(s) - LATTICE_BITS
+        return e, to_lattice(theta, e), math.ceil((s / Fraction(2) ** e) ** 2)
+
     def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
-        """log p_data(y) - log p_data2(y) for the two isotropic Gaussians N(T_i, s_i^2 I)."""
-        p = self.model.dim
-        arr = self._validate_pair(y, (p,))
-        (t1, g1), (t2, g2) = self.fit(data), self.fit(data2)
-        s1, s2 = g1 * self.noise_factor, g2 * self.noise_factor
-        q1 = np.sum((arr - t1) ** 2, axis=1) / (2.0 * s1 * s1)
-        q2 = np.sum((arr - t2) ** 2, axis=1) / (2.0 * s2 * s2)
-        return np.asarray(-q1 + q2 - p * math.log(s1 / s2), dtype=np.float64)
+        """log p_data(y) - log p_data2(y) for the two lattice releases (+inf where y is off data2's
+        lattice, -inf where off data's). Each pmf is exp(-|k - c|^2 / (2 v)) over its normaliser,
+        (2 pi v)^(p/2) within a relative 2 e^(-2 pi^2 v) (v >= 2^(2 LATTICE_BITS))."""
+        arr = self._validate_pair(y, (self.model.dim,))
+        logs = []
+        for d in (data, data2):
+            e, c, v = self.lattice(d)
+            k = np.ldexp(arr, -e)
+            on = np.all(k == np.round(k), axis=1)
+            q = np.sum((np.where(on[:, None], k, 0.0) - c) ** 2, axis=1)
+            logs.append(np.where(on, -q / (2.0 * v) - 0.5 * arr.shape[1] * math.log(v), -np.inf))
+        with np.errstate(invalid="ignore"):
+            return np.asarray(logs[0] - logs[1], dtype=np.float64)
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        theta, gamma = self.fit(data)
-        z = rng.standard_normal((m, self.model.dim))
-        return np.asarray(theta + gamma * self.noise_factor * z, dtype=np.float64)
+        e, c, v = self.lattice(data)
+        return from_lattice(c[None, :] + discrete_gaussian_array(rng, Fraction(v), (m, self.model.dim)), e)

@@ -81,17 +81,42 @@ def test_samples_follow_the_declared_gaussian() -> None:
     assert stats.chi2.sf(chi, m) > 1e-5 and stats.chi2.cdf(chi, m) > 1e-5
 
 
-def test_privacy_loss_is_the_gaussian_log_ratio() -> None:
+def test_releases_lie_on_the_lattice_the_scale_sets() -> None:
+    """2^e with 2^-12 s / 2 < 2^e <= 2^-12 s (s the noise sd), and every output on 2^e Z."""
+    x = np.random.default_rng(5).standard_normal(30)
+    mech = OneShotMEstimator(HuberLocation(), 30, 1.0, 1e-5)
+    e, _, v = mech.lattice(x)
+    s = mech.scale(x)
+    assert s / 2**13 < 2.0**e <= s / 2**12
+    assert math.sqrt(v) * 2.0**e == pytest.approx(s, rel=1e-6)
+    out = mech.sample(x, np.random.default_rng(6), size=1000)
+    k = out / 2.0**e
+    assert np.array_equal(k, np.round(k))
+
+
+def test_privacy_loss_is_the_log_ratio_of_the_two_releases() -> None:
+    """Against scipy's normal densities at the lattice points (a pmf is the density times the
+    lattice step, up to a relative 2 e^(-2 pi^2 v)); +inf off the second release's lattice."""
     rng = np.random.default_rng(4)
     x = rng.standard_normal(25)
     x2 = x.copy()
     x2[0] = 10.0
     mech = OneShotMEstimator(HuberLocation(), 25, 1.0, 1e-5)
-    (t1, _), (t2, _) = mech.fit(x), mech.fit(x2)
-    s1, s2 = mech.scale(x), mech.scale(x2)
-    y = rng.standard_normal((7, 1)) * 3
-    ref = stats.norm.logpdf(y[:, 0], t1[0], s1) - stats.norm.logpdf(y[:, 0], t2[0], s2)
-    np.testing.assert_allclose(mech.privacy_loss(y, x, x2), ref, rtol=1e-10, atol=1e-12)
+    y = mech.sample(x, rng, size=7)
+    ref = []
+    for d in (x, x2):
+        e, c, v = mech.lattice(d)
+        g = 2.0**e
+        on = np.all(y / g == np.round(y / g), axis=1)
+        density = stats.norm.logpdf(y[:, 0], c[0] * g, math.sqrt(v) * g)
+        ref.append(np.where(on, density + math.log(g), -np.inf))
+    expected = ref[0] - ref[1]
+    got = mech.privacy_loss(y, x, x2)
+    assert np.array_equal(np.isinf(got), np.isinf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-9, atol=1e-9)
+    same = mech.privacy_loss(y, x, x)
+    np.testing.assert_array_equal(same, np.zeros(7))
 
 
 def test_guarantee_is_asymptotic_and_never_accounted() -> None:
