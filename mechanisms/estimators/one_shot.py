@@ -21,11 +21,13 @@ privacy loss is unbounded. The guarantee is therefore an ``AsymptoticDP``, which
 composition, conversion or ordering accepts; the benchmark ``benchmarks.one_shot_audit`` measures
 at which n the claimed (eps, delta) survives an audit (docs/measurements/one_shot_audit.md).
 
-The release is on a lattice, like every release of the catalogue: with s = gamma_n times the noise
-factor and gamma = 2^e the power of two with 2^-LATTICE_BITS s / 2 < gamma <= 2^-LATTICE_BITS s, it is
-gamma (round(T(F_n) / gamma) + Z), Z an exact discrete Gaussian per coordinate of variance
-ceil((s / gamma)^2) (``samplers.discrete_gaussian_array``): no float noise is added to a value. The
-lattice moves with s (a power of two at most), which the spread of the release shows anyway.
+The release is on a public lattice, like every release of the catalogue. Each record's Jacobian
+h x x^T has norm at most Bbar, so lambda_min(M_n) <= lambda_max(M_n) <= Bbar and the noise standard
+deviation s = gamma_n times the noise factor is at least s_min = factor B / max(Bbar, floor), a public
+number. With gamma = 2^e the power of two in (2^-LATTICE_BITS s_min / 2, 2^-LATTICE_BITS s_min], the
+release is gamma (round(T(F_n) / gamma) + Z), Z an exact discrete Gaussian per coordinate of variance
+ceil((s / gamma)^2) >= 2^(2 LATTICE_BITS) (``samplers.discrete_gaussian_array``): no float noise is
+added to a value, and the lattice does not depend on the data.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ class OneShotMEstimator(Mechanism):
 
     @property
     def output(self) -> OutputSpec:
-        return OutputSpec("discrete", (self.model.dim,), "2^e Z^p, e set by the noise scale")
+        return OutputSpec("discrete", (self.model.dim,), f"2^{self.exponent} Z^p")
 
     def _xy(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
         x, y = self.model.split(data)
@@ -132,29 +134,35 @@ class OneShotMEstimator(Mechanism):
         """The noise standard deviation gamma_n * noise_factor on this dataset."""
         return self.fit(data)[1] * self.noise_factor
 
-    def lattice(self, data: ArrayLike) -> tuple[int, NDArray[np.int64], int]:
-        """(e, c, v): the release 2^e (c + Z), c = round(T(F_n) / 2^e), Z discrete Gaussian of variance
+    @property
+    def exponent(self) -> int:
+        """e of the release lattice 2^e Z^p: 2^e <= 2^-LATTICE_BITS s_min (module docstring)."""
+        s_min = Fraction(self.noise_factor) * Fraction(self.model.grad_bound) / Fraction(
+            max(self.model.hess_bound, self.floor))
+        return floor_log2(s_min) - LATTICE_BITS
+
+    def lattice(self, data: ArrayLike) -> tuple[NDArray[np.int64], int]:
+        """(c, v): the release 2^e (c + Z), c = round(T(F_n) / 2^e), Z discrete Gaussian of variance
         v = ceil((s / 2^e)^2) per coordinate, s = ``scale(data)`` (module docstring)."""
         theta, gamma = self.fit(data)
-        s = Fraction(gamma * self.noise_factor)
-        e = floor_log2(s) - LATTICE_BITS
-        return e, to_lattice(theta, e), math.ceil((s / Fraction(2) ** e) ** 2)
+        e = self.exponent
+        return to_lattice(theta, e), math.ceil((Fraction(gamma * self.noise_factor) / Fraction(2) ** e) ** 2)
 
     def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
-        """log p_data(y) - log p_data2(y) for the two lattice releases (+inf where y is off data2's
-        lattice, -inf where off data's). Each pmf is exp(-|k - c|^2 / (2 v)) over its normaliser,
-        (2 pi v)^(p/2) within a relative 2 e^(-2 pi^2 v) (v >= 2^(2 LATTICE_BITS))."""
+        """log p_data(y) - log p_data2(y) for the two lattice releases. Each pmf is
+        exp(-|k - c|^2 / (2 v)) over its normaliser, (2 pi v)^(p/2) within a relative 2 e^(-2 pi^2 v)
+        (v >= 2^(2 LATTICE_BITS))."""
         arr = self._validate_pair(y, (self.model.dim,))
-        logs = []
-        for d in (data, data2):
-            e, c, v = self.lattice(d)
-            k = np.ldexp(arr, -e)
-            on = np.all(k == np.round(k), axis=1)
-            q = np.sum((np.where(on[:, None], k, 0.0) - c) ** 2, axis=1)
-            logs.append(np.where(on, -q / (2.0 * v) - 0.5 * arr.shape[1] * math.log(v), -np.inf))
-        with np.errstate(invalid="ignore"):
-            return np.asarray(logs[0] - logs[1], dtype=np.float64)
+        k = np.ldexp(arr, -self.exponent)
+        if not np.array_equal(k, np.round(k)):
+            raise ValueError("outputs must lie on the release lattice")
+        (c1, v1), (c2, v2) = self.lattice(data), self.lattice(data2)
+        q1 = np.sum((k - c1) ** 2, axis=1)
+        q2 = np.sum((k - c2) ** 2, axis=1)
+        return np.asarray(-q1 / (2.0 * v1) + q2 / (2.0 * v2) - 0.5 * arr.shape[1] * math.log(v1 / v2),
+                          dtype=np.float64)
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
-        e, c, v = self.lattice(data)
-        return from_lattice(c[None, :] + discrete_gaussian_array(rng, Fraction(v), (m, self.model.dim)), e)
+        c, v = self.lattice(data)
+        noise = discrete_gaussian_array(rng, Fraction(v), (m, self.model.dim))
+        return from_lattice(c[None, :] + noise, self.exponent)

@@ -81,42 +81,38 @@ def test_samples_follow_the_declared_gaussian() -> None:
     assert stats.chi2.sf(chi, m) > 1e-5 and stats.chi2.cdf(chi, m) > 1e-5
 
 
-def test_releases_lie_on_the_lattice_the_scale_sets() -> None:
-    """2^e with 2^-12 s / 2 < 2^e <= 2^-12 s (s the noise sd), and every output on 2^e Z."""
-    x = np.random.default_rng(5).standard_normal(30)
+def test_releases_lie_on_a_public_lattice_below_the_least_noise_scale() -> None:
+    """2^e <= 2^-12 s_min < 2^(e + 1), s_min = factor B / max(Bbar, floor) <= the noise sd on any
+    data, and every output on 2^e Z."""
     mech = OneShotMEstimator(HuberLocation(), 30, 1.0, 1e-5)
-    e, _, v = mech.lattice(x)
-    s = mech.scale(x)
-    assert s / 2**13 < 2.0**e <= s / 2**12
-    assert math.sqrt(v) * 2.0**e == pytest.approx(s, rel=1e-6)
-    out = mech.sample(x, np.random.default_rng(6), size=1000)
-    k = out / 2.0**e
-    assert np.array_equal(k, np.round(k))
+    model = mech.model
+    s_min = mech.noise_factor * model.grad_bound / max(model.hess_bound, mech.floor)
+    assert 2.0**mech.exponent <= s_min / 2**12 < 2.0 ** (mech.exponent + 1)
+    rng = np.random.default_rng(5)
+    for x in (rng.standard_normal(30), np.r_[np.zeros(2), np.full(28, 50.0)]):
+        assert mech.scale(x) >= s_min
+        _, v = mech.lattice(x)
+        assert math.sqrt(v) * 2.0**mech.exponent == pytest.approx(mech.scale(x), rel=1e-6)
+        k = mech.sample(x, np.random.default_rng(6), size=1000) / 2.0**mech.exponent
+        assert np.array_equal(k, np.round(k))
 
 
 def test_privacy_loss_is_the_log_ratio_of_the_two_releases() -> None:
     """Against scipy's normal densities at the lattice points (a pmf is the density times the
-    lattice step, up to a relative 2 e^(-2 pi^2 v)); +inf off the second release's lattice."""
+    lattice step, up to a relative 2 e^(-2 pi^2 v))."""
     rng = np.random.default_rng(4)
     x = rng.standard_normal(25)
     x2 = x.copy()
     x2[0] = 10.0
     mech = OneShotMEstimator(HuberLocation(), 25, 1.0, 1e-5)
     y = mech.sample(x, rng, size=7)
-    ref = []
-    for d in (x, x2):
-        e, c, v = mech.lattice(d)
-        g = 2.0**e
-        on = np.all(y / g == np.round(y / g), axis=1)
-        density = stats.norm.logpdf(y[:, 0], c[0] * g, math.sqrt(v) * g)
-        ref.append(np.where(on, density + math.log(g), -np.inf))
-    expected = ref[0] - ref[1]
-    got = mech.privacy_loss(y, x, x2)
-    assert np.array_equal(np.isinf(got), np.isinf(expected))
-    finite = np.isfinite(expected)
-    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-9, atol=1e-9)
-    same = mech.privacy_loss(y, x, x)
-    np.testing.assert_array_equal(same, np.zeros(7))
+    g = 2.0**mech.exponent
+    (c1, v1), (c2, v2) = mech.lattice(x), mech.lattice(x2)
+    expected = (stats.norm.logpdf(y[:, 0], c1[0] * g, math.sqrt(v1) * g)
+                - stats.norm.logpdf(y[:, 0], c2[0] * g, math.sqrt(v2) * g))
+    np.testing.assert_allclose(mech.privacy_loss(y, x, x2), expected, rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="lattice"):
+        mech.privacy_loss(y + g / 2, x, x2)
 
 
 def test_guarantee_is_asymptotic_and_never_accounted() -> None:
