@@ -163,13 +163,7 @@ class _NoisyOptimiser(Mechanism):
         """Independent fits on r datasets x (r, n, p), y (r, n), each validated against the model's
         domain (vectorised over the datasets: a simulation's replications)."""
         rng = check_rng(rng)
-        xa = np.asarray(x, dtype=np.float64)
-        ya = np.asarray(y, dtype=np.float64)
-        p = self.model.dim
-        if xa.ndim != 3 or xa.shape[1:] != (self.n, p) or ya.shape != xa.shape[:2]:
-            raise ValueError(f"x must have shape (r, n, p) = (r, {self.n}, {p}) and y (r, {self.n}), "
-                             f"got {xa.shape} and {ya.shape}")
-        self.model.check(xa, ya)
+        xa, ya = self.model.check_batch(x, y, self.n)
         return self._fit(xa, ya, rng)
 
     def _fit(self, x: FloatArray, y: FloatArray, rng: np.random.Generator) -> BatchFit:

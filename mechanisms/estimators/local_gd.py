@@ -169,13 +169,8 @@ class LocalNoisyGD(Mechanism):
     def fit_batch(self, x: ArrayLike, y: ArrayLike, rng: np.random.Generator) -> FloatArray:
         """theta_K on r datasets x (r, n, p), y (r, n) at once (a simulation's replications)."""
         rng = check_rng(rng)
-        xa = np.asarray(x, dtype=np.float64)
-        ya = np.asarray(y, dtype=np.float64)
+        xa, ya = self.model.check_batch(x, y, self.n)
         p = self.model.dim
-        if xa.ndim != 3 or xa.shape[1:] != (self.n, p) or ya.shape != xa.shape[:2]:
-            raise ValueError(f"x must have shape (r, n, p) = (r, {self.n}, {p}) and y (r, {self.n}), "
-                             f"got {xa.shape} and {ya.shape}")
-        self.model.check(xa, ya)
         r = xa.shape[0]
         t0 = np.zeros(p) if self.theta0 is None else np.asarray(self.theta0)
         theta = np.asarray(np.broadcast_to(t0, (r, p)).copy(), dtype=np.float64)

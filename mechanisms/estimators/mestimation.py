@@ -93,6 +93,18 @@ class BoundedPsiModel(ABC):
         """Raise ``ValueError`` unless every record of the batch x (r, n, p), y (r, n) lies in the
         declared domain (finite, design rows within the bound, labels in range)."""
 
+    def check_batch(self, x: ArrayLike, y: ArrayLike, n: int) -> tuple[FloatArray, FloatArray]:
+        """r datasets of n records, x (r, n, p) and y (r, n), as float arrays: their shapes checked,
+        then every record against the declared domain (``check``)."""
+        xa = np.asarray(x, dtype=np.float64)
+        ya = np.asarray(y, dtype=np.float64)
+        p = self.dim
+        if xa.ndim != 3 or xa.shape[1:] != (n, p) or ya.shape != xa.shape[:2]:
+            raise ValueError(f"x must have shape (r, n, p) = (r, {n}, {p}) and y (r, {n}), "
+                             f"got {xa.shape} and {ya.shape}")
+        self.check(xa, ya)
+        return xa, ya
+
     def _split_rows(self, data: ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Rows [x_1, ..., x_p, y] as (x, y), checked by ``check``."""
         p = self.dim
