@@ -58,6 +58,7 @@ from ..domain import Adjacency, Domain
 from ..noise import Laplace
 from ..queries import Count
 from ..statistics import noisy_histogram
+from .robust import check_bounds
 from .stability import check_eps
 
 __all__ = ["AdaptiveVariance"]
@@ -136,10 +137,7 @@ class AdaptiveVariance(Mechanism):
     output_kind: Output = "variance"
 
     def __post_init__(self) -> None:
-        lo = check_real("lower", self.lower, low=-1e150, high=1e150)
-        hi = check_real("upper", self.upper, low=-1e150, high=1e150)
-        if not lo < hi:
-            raise ValueError(f"lower must be < upper, got lower = {self.lower!r}, upper = {self.upper!r}")
+        lo, hi = check_bounds(self.lower, self.upper)
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "eps", check_eps(self.eps))

@@ -40,7 +40,7 @@ from ..domain import Domain
 from ..noise import Laplace
 from ..queries import CustomQuery
 from .release import float_slack
-from .robust import ExponentialQuantile
+from .robust import ExponentialQuantile, check_bounds
 from .stability import check_eps
 
 __all__ = ["WinsorisedMean", "winsorised_mean"]
@@ -71,10 +71,7 @@ class WinsorisedMean(Mechanism):
     bins: int = 4096
 
     def __post_init__(self) -> None:
-        lo = check_real("lower", self.lower, low=-1e150, high=1e150)
-        hi = check_real("upper", self.upper, low=-1e150, high=1e150)
-        if not lo < hi:
-            raise ValueError(f"lower must be < upper, got lower = {self.lower!r}, upper = {self.upper!r}")
+        lo, hi = check_bounds(self.lower, self.upper)
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "blocks", check_count("blocks", self.blocks, low=2, high=10**8))
