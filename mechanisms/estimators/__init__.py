@@ -19,6 +19,7 @@ from .robust import (
     ScaleIQR,
     SmoothSensitivityMedian,
     check_bounds,
+    check_quantile_fields,
     iqr_distance,
     median_smooth_sensitivity,
     quantile_rank,
@@ -26,6 +27,7 @@ from .robust import (
 )
 from .sgd import DPSGD
 from .smooth import SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
+from .smooth_laplace import SmoothLaplaceQuantile, laplace_smooth_delta, laplace_smooth_parameters
 from .smooth_noise import ArsinhNormal, LaplaceLogNormal, LatticeLLN, UniformLogNormal, cdp_rho
 from .smooth_vector import SmoothSensitivityVector, coordinate_quantile_release
 from .sparse import SparseMean, TruncatedMean
@@ -73,6 +75,7 @@ __all__: list[str] = [
     "ScaleIQR",
     "SmoothLLNQuantile",
     "SmoothLLNTrimmedMean",
+    "SmoothLaplaceQuantile",
     "SmoothSensitivityMedian",
     "SmoothSensitivityVector",
     "SparseMean",
@@ -84,11 +87,14 @@ __all__: list[str] = [
     "cdp_epsilon_for",
     "cdp_rho",
     "check_bounds",
+    "check_quantile_fields",
     "coordinate_quantile_release",
     "default_iterations",
     "distance_to_sensitivity_above",
     "fit_nonprivate",
     "iqr_distance",
+    "laplace_smooth_delta",
+    "laplace_smooth_parameters",
     "local_noisy_gd_rate",
     "median_smooth_sensitivity",
     "mode_aggregator",

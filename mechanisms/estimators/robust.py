@@ -61,6 +61,7 @@ __all__ = [
     "ScaleIQR",
     "SmoothSensitivityMedian",
     "check_bounds",
+    "check_quantile_fields",
     "iqr_distance",
     "median_smooth_sensitivity",
     "quantile_rank",
@@ -90,7 +91,7 @@ def check_bounds(lower: float, upper: float) -> tuple[float, float]:
     return lo, hi
 
 
-def _check_quantile_fields(m: Any) -> tuple[float, float]:
+def check_quantile_fields(m: Any) -> tuple[float, float]:
     """Validate, in place on a frozen quantile estimator, its data bounds, n, eps and the quantile q;
     returns (lower, upper)."""
     lo, hi = check_bounds(m.lower, m.upper)
@@ -190,7 +191,7 @@ class SmoothSensitivityMedian(Mechanism):
     xi: float | None = None
 
     def __post_init__(self) -> None:
-        lo, hi = _check_quantile_fields(self)
+        lo, hi = check_quantile_fields(self)
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.resolution is not None:
             object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
@@ -345,7 +346,7 @@ class AdaptivePTRMedian(Mechanism):
                                                    compare=False)
 
     def __post_init__(self) -> None:
-        _check_quantile_fields(self)
+        check_quantile_fields(self)
         object.__setattr__(self, "delta", check_delta(self.delta))
         share = (min(0.3, max(0.05, 200.0 / (self.n * self.eps))) if self.scale_share is None
                  else self.scale_share)
@@ -441,7 +442,7 @@ class ExponentialQuantile(Mechanism):
     bins: int = 4096
 
     def __post_init__(self) -> None:
-        _check_quantile_fields(self)
+        check_quantile_fields(self)
         object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=2**24))
 
     @property
