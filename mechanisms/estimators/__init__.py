@@ -12,6 +12,7 @@ from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .one_shot import OneShotMEstimator, one_shot_noise_factor
 from .ptr_eta import MedianEtaRule, ptr_median_eta, ptr_test_constant
+from .ptr_window import PTRWindowMedian, central_window, window_distance, window_mean
 from .robust import (
     AdaptivePTRMedian,
     ExponentialQuantile,
@@ -70,6 +71,7 @@ __all__: list[str] = [
     "NoisyThresholdTest",
     "OneShotMEstimator",
     "PTRMedian",
+    "PTRWindowMedian",
     "PrivateFit",
     "ProposeTestRelease",
     "ScaleIQR",
@@ -86,6 +88,7 @@ __all__: list[str] = [
     "WinsorisedMean",
     "cdp_epsilon_for",
     "cdp_rho",
+    "central_window",
     "check_bounds",
     "check_quantile_fields",
     "coordinate_quantile_release",
@@ -107,5 +110,7 @@ __all__: list[str] = [
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
     "wald_test",
+    "window_distance",
+    "window_mean",
     "winsorised_mean",
 ]
