@@ -6,12 +6,12 @@ Why not the median itself. PTR proposes a bound eta on the local sensitivity, re
 distance to a dataset violating it, plus Lap(1/eps_t), exceeds a threshold T with P(pass | distance
 0) <= delta, i.e. T ~ ln(1/(2 delta))/eps_t, and releases the statistic plus Lap(eta/eps_r). For the
 median the largest local sensitivity at distance k is a window of k + 1 spacings 1/(n f) (f the
-density at the median), so a proposal that passes at least half the time needs eta >= (T + 1)/(n f), and the release's
-standard deviation is at least sqrt 2 ln(1/(2 delta)) / (eps_t eps_r n f) >= sqrt 2 * 4 ln(1/(2
-delta)) / (eps^2 n f) for eps_t + eps_r = eps: 74 spacings at (1, 1e-6), whatever the split,
-threshold or proposal rule. Against the sampling error 1/(2 f sqrt n) of the median, the RMSE ratio
-sqrt(1 + (148/sqrt n)^2) is 1.79 at n = 1e4 and reaches 1.5 only at n ~ 1.75e4 (before the excess
-of the maximum over windows and any refusals).
+density at the median), so a proposal that passes at least half the time needs eta >= (T + 1)/(n f),
+and the release's standard deviation is at least sqrt 2 ln(1/(2 delta)) / (eps_t eps_r n f) >=
+sqrt 2 * 4 ln(1/(2 delta)) / (eps^2 n f) for eps_t + eps_r = eps: 74 spacings at (1, 1e-6), whatever
+the split, threshold or proposal rule. Against the sampling error 1/(2 f sqrt n) of the median, the
+RMSE ratio sqrt(1 + (148/sqrt n)^2) is 1.79 at n = 1e4 and reaches 1.5 only at n ~ 1.75e4 (before
+the excess of the maximum over windows and any refusals).
 
 The central-window mean. With r = ceil(q n) and a half-width h, a = max(1, r - h), b = min(n, r + h),
 W = b - a + 1, the statistic is m(x) = (1/W) sum_{i=a..b} x_(i) of the data clipped to [lower, upper]

@@ -266,6 +266,8 @@ VALID: dict[str, Callable[[], Args]] = {
     "mechanisms.LocalGradientRandomiser": lambda: ((2, 1.0, 1.0), {}),
     "mechanisms.LocalNoisyGD": lambda: ((mechanisms.HuberLocation(), 100, 1.0, 5), {"step": 1.0}),
     "mechanisms.SmoothLLNQuantile": lambda: ((0.0, 1.0, 100, 0.5), {"q": 0.5}),
+    "mechanisms.SmoothLaplaceQuantile": lambda: ((0.0, 1.0, 100, 1.0, 1e-6), {"q": 0.5}),
+    "mechanisms.PTRWindowMedian": lambda: ((0.0, 1.0, 100, 0.5, 1e-6, 0.01), {"half_width": 3, "q": 0.5}),
     "mechanisms.SmoothLLNTrimmedMean": lambda: ((0.0, 1.0, 100, 0.5), {"trim": 10}),
     "mechanisms.AdaptivePTRMedian": lambda: ((0.0, 1.0, 100, 1.0, 1e-6), {"q": 0.5}),
     "mechanisms.SparseMean": lambda: ((1.0, 50, 100, 3, 1.0, 1e-6), {}),
