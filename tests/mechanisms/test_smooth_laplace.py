@@ -64,8 +64,9 @@ def test_parameters_meet_delta_and_are_the_largest_alpha() -> None:
         assert laplace_smooth_delta(eps, a * 1.001, b, 4096.0 / (a * 1.001)) > delta
     a, b = laplace_smooth_parameters(1.0, 1e-6)
     # against Nissim-Raskhodnikova-Smith's Laplace constants (eps/2, eps/(2 ln(2/delta))): less noise
-    nrs = (0.5 * 1.0 / (2 * math.log(2e6))) / math.exp(1.0 / (2 * math.log(2e6)))
-    assert a * b / math.exp(b) > 1.4 * nrs
+    nrs_beta = 1.0 / (2 * math.log(2e6))
+    assert laplace_smooth_delta(1.0, 0.5, nrs_beta, 4096.0 / 0.5) <= 1e-8  # theirs hold, with room
+    assert a * b / math.exp(b) > 1.4 * 0.5 * nrs_beta / math.exp(nrs_beta)
 
 
 def test_pure_part_and_bad_input() -> None:
