@@ -40,8 +40,8 @@ Choice of (alpha, beta). For an order statistic of a law with density f, the lar
 sensitivity at distance k grows like (k + 1)/(n f), so S ~ e^(beta - 1)/(beta n f) and the noise
 scale S/alpha ~ e^beta / (e alpha beta n f). ``laplace_smooth_parameters`` minimises e^beta /
 (alpha beta) subject to the bound: at (1, 1e-6) alpha = 0.54, beta = 0.049, so the noise's standard
-deviation is about sqrt 2 e^beta / (e alpha beta) = 20.5 spacings 1/(n f), against 29 for Nissim,
-Raskhodnikova & Smith's Laplace constants (alpha, beta) = (eps/2, eps/(2 ln(2/delta))) and about 160
+deviation is about sqrt 2 e^beta / (e alpha beta) = 20.5 spacings 1/(n f), against 31 for Nissim,
+Raskhodnikova & Smith's Laplace constants (alpha, beta) = (eps/2, eps/(2 ln(2/delta))) and about 170
 for the Laplace-log-normal release at the concentrated-DP eps 0.22 that (1, 1e-6) converts to.
 """
 
