@@ -25,8 +25,17 @@ from .robust import (
     smooth_sensitivity,
 )
 from .sgd import DPSGD
-from .smooth import SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
-from .smooth_noise import ArsinhNormal, LaplaceLogNormal, LatticeLLN, UniformLogNormal, cdp_rho
+from .smooth import NOISE_LAWS, SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
+from .smooth_noise import (
+    ArsinhNormal,
+    LaplaceLogNormal,
+    LatticeLLN,
+    LatticeScaleMixture,
+    LatticeULN,
+    UniformLogNormal,
+    cdp_rho,
+    uln_epsilon,
+)
 from .smooth_vector import SmoothSensitivityVector, coordinate_quantile_release
 from .sparse import SparseMean, TruncatedMean
 from .stability import (
@@ -46,6 +55,7 @@ from .winsorised import WinsorisedMean, winsorised_mean
 
 __all__: list[str] = [
     "DPSGD",
+    "NOISE_LAWS",
     "ADist",
     "ASamp",
     "AdaptivePTRMedian",
@@ -59,6 +69,8 @@ __all__: list[str] = [
     "HuberRegression",
     "LaplaceLogNormal",
     "LatticeLLN",
+    "LatticeScaleMixture",
+    "LatticeULN",
     "LocalGradientRandomiser",
     "LocalNoisyGD",
     "LogisticRegression",
@@ -100,6 +112,7 @@ __all__: list[str] = [
     "quantile_rank",
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
+    "uln_epsilon",
     "wald_test",
     "winsorised_mean",
 ]
