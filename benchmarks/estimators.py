@@ -224,6 +224,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     ss = SmoothSensitivityMedian(LO, HI, n, EPS, DELTA)
     ptr = PTRMedian(LO, HI, n, EPS / 2, DELTA, eta=150.0 / n)
     lln = {q: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA, q=q) for q in (0.5, 0.9)}
+    uln = SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA, law="uniform-log-normal")
     lln_tm = SmoothLLNTrimmedMean.for_approx_dp(LO, HI, n, EPS, DELTA)
     ptr_iqr = AdaptivePTRMedian(LO, HI, n, EPS, DELTA)
     scale = ScaleIQR(EPS / 4, DELTA)
@@ -247,6 +248,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
                  "LLN 10%-trimmed mean": (one(lln_tm), eps_of(lln_tm))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
                    "LLN smooth-sens. median": (one(lln[0.5]), eps_of(lln[0.5])),
+                   "ULN smooth-sens. median": (one(uln), eps_of(uln)),
                    "PTR median (eta=150/n)": (one(ptr), eps_of(ptr)),
                    "PTR median (IQR eta)": (one(ptr_iqr), eps_of(ptr_iqr))},
         "q90": {"EM 0.9-quantile": (one(em[0.9]), EPS),

@@ -275,11 +275,11 @@ class LatticeScaleMixture(ABC, Generic[P]):
     @classmethod
     def for_epsilon(cls: type[R], eps: float, sigma: float | None = None, log_grid: int = LOG_GRID) -> R:
         """Targets for a total (1/2 eps^2)-CDP: t = sigma eps / 2 (half the budget to the dilation)
-        and the largest s (to about 1e-5 relative) whose certified total is <= eps: s = room /
-        (shift coefficient at s = eps), then rescaled by room / shift_epsilon while the total
-        overshoots (the coefficient is non-decreasing in s for the Laplace law; for others the loop
-        checks). For a smooth sensitivity ~ 1/t (order statistics of smooth laws) the noise sd is
-        ~ sd(Z) / (t s)."""
+        and the largest s whose certified total is <= eps, to 1e-5 relative in the shift term: first
+        s = room / (shift coefficient at s = eps), which is the answer when the coefficient is
+        non-decreasing in s (the Laplace law); otherwise a bracketed secant search in log-log
+        (the uniform law's coefficient falls as s grows). For a smooth sensitivity ~ 1/t (order
+        statistics of smooth laws) the noise sd is ~ sd(Z) / (t s)."""
         eps = check_real("eps", eps, low=0.0, high=5.0, low_open=True)
         sg = cls.DEFAULT_SIGMA if sigma is None else sigma
         t = sg * eps / 2
@@ -287,13 +287,25 @@ class LatticeScaleMixture(ABC, Generic[P]):
         room = eps - probe.dilation_epsilon
         if not room > 0:
             raise ValueError(f"eps = {eps!r} leaves no room for the shift after the dilation term")
-        s = room / probe.shift_coefficient * (1 - 2.0**-20)
-        for _ in range(8):
-            out = cls(sg, t, s, log_grid)
-            if out.epsilon <= eps:
-                return out
-            s *= room / out.shift_epsilon * (1 - 2.0**-20)
-        raise AssertionError("calibration did not meet its target")  # pragma: no cover
+        lo = hi = room / probe.shift_coefficient * (1 - 2.0**-20)
+        best = cls(sg, t, lo, log_grid)
+        if best.epsilon <= eps:
+            return best
+        top = best.shift_epsilon
+        while not (best := cls(sg, t, lo, log_grid)).epsilon <= eps:
+            hi, lo, top = lo, lo / 2, best.shift_epsilon
+        for _ in range(60):
+            if best.shift_epsilon >= room * (1 - 1e-5):
+                break
+            slope = math.log(top / best.shift_epsilon) / math.log(hi / lo)
+            guess = lo * (room * (1 - 5e-6) / best.shift_epsilon) ** (1 / max(slope, 1e-3))
+            mid = guess if lo < guess < hi and (hi - lo) > lo * 1e-6 else math.sqrt(lo * hi)
+            trial = cls(sg, t, mid, log_grid)
+            if trial.epsilon <= eps:
+                lo, best = mid, trial
+            else:
+                hi, top = mid, trial.shift_epsilon
+        return best
 
     @property
     def h(self) -> float:
