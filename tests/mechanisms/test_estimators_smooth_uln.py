@@ -25,7 +25,7 @@ from mechanisms.estimators import LatticeULN, SmoothLLNQuantile, SmoothLLNTrimme
 ULN = "uniform-log-normal"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _release(eps: float, sigma: float | None = None) -> LatticeULN:
     """``LatticeULN.for_epsilon``, computed once per test session (a frozen value)."""
     return LatticeULN.for_epsilon(eps, sigma)
