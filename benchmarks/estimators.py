@@ -16,6 +16,9 @@ and left out of the RMSE. The sparse mean (d = 1000, s = 10, mu_j = 1 on the sup
 noise of each law) is compared with dpcert's own noisy truncated mean at the same (eps, delta) (no
 anchor library has a sparse mean); n = 1e5 is skipped there (10^8 values per dataset).
 
+``--certified-noise`` prints instead the certified CDP eps of the lattice smooth-sensitivity noises
+against Bun & Steinke's closed forms (no data).
+
 ``--only-rates`` runs instead the estimators whose source papers give a rate (no anchors; default
 20 trials): the noisy truncated mean (d = 1 and 10) and the sparse mean (d = 100, s = 5) on N(mu, I)
 data with T = 2 sqrt(log n) (Cai, Wang & Zhang's sub-Gaussian case, T >= C sigma sqrt(log n)), and
@@ -63,6 +66,9 @@ from mechanisms import (
 from mechanisms.estimators import (
     AdaptivePTRMedian,
     ExponentialQuantile,
+    LatticeLLN,
+    LatticeScaleMixture,
+    LatticeULN,
     PTRMedian,
     PTRWindowMedian,
     ScaleIQR,
@@ -72,6 +78,7 @@ from mechanisms.estimators import (
     SmoothSensitivityMedian,
     SparseMean,
     TruncatedMean,
+    cdp_epsilon_for,
 )
 
 EPS, DELTA, LO, HI = 1.0, 1e-6, -10.0, 10.0
@@ -226,6 +233,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     ss = SmoothSensitivityMedian(LO, HI, n, EPS, DELTA)
     ptr = PTRMedian(LO, HI, n, EPS / 2, DELTA, eta=150.0 / n)
     lln = {q: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA, q=q) for q in (0.5, 0.9)}
+    uln = SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA, law="uniform-log-normal")
     lln_tm = SmoothLLNTrimmedMean.for_approx_dp(LO, HI, n, EPS, DELTA)
     ptr_iqr = AdaptivePTRMedian(LO, HI, n, EPS, DELTA)
     ss_lap = SmoothLaplaceQuantile(LO, HI, n, EPS, DELTA)
@@ -251,6 +259,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
                  "LLN 10%-trimmed mean": (one(lln_tm), eps_of(lln_tm))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
                    "LLN smooth-sens. median": (one(lln[0.5]), eps_of(lln[0.5])),
+                   "ULN smooth-sens. median": (one(uln), eps_of(uln)),
                    "PTR median (eta=150/n)": (one(ptr), eps_of(ptr)),
                    "PTR median (IQR eta)": (one(ptr_iqr), eps_of(ptr_iqr)),
                    "Laplace smooth-sens. med.": (one(ss_lap), eps_of(ss_lap)),
@@ -510,6 +519,26 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         sys.stdout.flush()
 
 
+def certified_noise_table() -> None:
+    """The certified CDP eps of the lattice smooth-sensitivity noises (``LatticeLLN``, ``LatticeULN``
+    at its default sigma and at sigma = 1.5)
+    against Bun & Steinke's closed form at the grid's (s, t, sigma), with the median's noise figure
+    sd(Z)/(t s), at the CDP eps of (1, 1e-6) and at 0.5 and 1."""
+    print("| law | sigma (grid) | target CDP eps | t = k ln2/m | s | eps_dil | eps_shift | certified eps "
+          "| paper's form | certified/paper | sd(Z)/(t s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for eps in (cdp_epsilon_for(EPS, DELTA), 0.5, 1.0):
+        for cls, sigma in ((LatticeLLN, None), (LatticeULN, None), (LatticeULN, 1.5)):
+            r: LatticeScaleMixture[Any] = cls.for_epsilon(eps, sigma)
+            spread = math.exp(2 * r.sigma_grid**2)
+            var = 2 * spread if cls is LatticeLLN else spread / 3
+            name = "LLN" if cls is LatticeLLN else "ULN"
+            print(f"| {name} | {r.sigma_grid:.4f} | {eps:.4f} | {r.k * r.h:.5f} | {r.s:.5f} "
+                  f"| {r.dilation_epsilon:.5f} | {r.shift_epsilon:.5f} | {r.epsilon:.6f} "
+                  f"| {r.paper_epsilon:.6f} "
+                  f"| {r.epsilon / r.paper_epsilon:.7f} | {math.sqrt(var) / (r.smoothing * r.s):.1f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--trials", type=int, default=200)
@@ -523,9 +552,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the Medians table (ratios to the exponential-mechanism median)")
     ap.add_argument("--only-rates", action="store_true",
                     help="only the estimators with a rate, against it (default 20 trials)")
+    ap.add_argument("--certified-noise", action="store_true",
+                    help="only the certified eps table of the smooth-sensitivity lattice noises")
     args = ap.parse_args(argv)
     if args.medians:
         run_medians(args.n, args.trials, args.seed, tuple(args.dist))
+        return 0
+    if args.certified_noise:
+        certified_noise_table()
         return 0
     if args.only_rates:
         run_rates(args.n, args.trials if "--trials" in (argv or sys.argv) else 20, args.seed)

@@ -27,9 +27,18 @@ from .robust import (
     smooth_sensitivity,
 )
 from .sgd import DPSGD
-from .smooth import SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
+from .smooth import NOISE_LAWS, SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
 from .smooth_laplace import SmoothLaplaceQuantile, laplace_smooth_delta, laplace_smooth_parameters
-from .smooth_noise import ArsinhNormal, LaplaceLogNormal, LatticeLLN, UniformLogNormal, cdp_rho
+from .smooth_noise import (
+    ArsinhNormal,
+    LaplaceLogNormal,
+    LatticeLLN,
+    LatticeScaleMixture,
+    LatticeULN,
+    UniformLogNormal,
+    cdp_rho,
+    uln_epsilon,
+)
 from .smooth_vector import SmoothSensitivityVector, coordinate_quantile_release
 from .sparse import SparseMean, TruncatedMean
 from .stability import (
@@ -49,6 +58,7 @@ from .winsorised import WinsorisedMean, winsorised_mean
 
 __all__: list[str] = [
     "DPSGD",
+    "NOISE_LAWS",
     "ADist",
     "ASamp",
     "AdaptivePTRMedian",
@@ -62,6 +72,8 @@ __all__: list[str] = [
     "HuberRegression",
     "LaplaceLogNormal",
     "LatticeLLN",
+    "LatticeScaleMixture",
+    "LatticeULN",
     "LocalGradientRandomiser",
     "LocalNoisyGD",
     "LogisticRegression",
@@ -109,6 +121,7 @@ __all__: list[str] = [
     "quantile_rank",
     "smooth_sensitivity",
     "trimmed_mean_aggregator",
+    "uln_epsilon",
     "wald_test",
     "window_distance",
     "window_mean",

@@ -1,6 +1,8 @@
-"""Smooth-sensitivity estimators with Bun & Steinke's Laplace-log-normal noise [@bun2019average]:
-the q-quantile (median by default) and the trimmed mean, each released by ``LatticeLLN`` (float-safe,
-(1/2 eps^2)-CDP, declared as ``ZCDP``).
+"""Smooth-sensitivity estimators with Bun & Steinke's noise [@bun2019average]: the q-quantile (median
+by default) and the trimmed mean, each released by a lattice scale mixture of ``smooth_noise``
+(float-safe, (1/2 eps^2)-CDP, declared as ``ZCDP``): ``law="laplace-log-normal"`` (the default,
+``LatticeLLN``) or ``law="uniform-log-normal"`` (``LatticeULN``, about half the noise sd at the same
+eps for the median).
 
 The smooth sensitivity g is computed at t (1 - 2^-10) for the release's t (the relative slack keeps
 the float-computed g t-smooth, as in ``robust``); the release adds the public resolution tau to g
@@ -42,10 +44,16 @@ from .robust import (
     quantile_rank,
     smooth_sensitivity,
 )
-from .smooth_noise import LatticeLLN, cdp_rho
+from .smooth_noise import LatticeLLN, LatticeScaleMixture, LatticeULN, cdp_rho
 from .stability import padded_sorted
 
-__all__ = ["SmoothLLNQuantile", "SmoothLLNTrimmedMean", "cdp_epsilon_for"]
+__all__ = ["NOISE_LAWS", "SmoothLLNQuantile", "SmoothLLNTrimmedMean", "cdp_epsilon_for"]
+
+#: The noise laws a smooth-sensitivity release accepts, by name.
+NOISE_LAWS: dict[str, type[LatticeScaleMixture[Any]]] = {
+    "laplace-log-normal": LatticeLLN,
+    "uniform-log-normal": LatticeULN,
+}
 
 
 def cdp_epsilon_for(eps: float, delta: float) -> float:
@@ -69,14 +77,16 @@ def cdp_epsilon_for(eps: float, delta: float) -> float:
 
 @dataclass(frozen=True)
 class _LLNRelease(Mechanism):
-    """Shared release: statistic(x) + g(x) LLN / s on the public lattice, (1/2 eps^2)-CDP."""
+    """Shared release: statistic(x) + g(x) Z / s on the public lattice, Z the lattice law ``law``
+    (``NOISE_LAWS``) with spread ``sigma`` (None: the law's default), (1/2 eps^2)-CDP."""
 
     lower: float
     upper: float
     n: int
     eps: float
     resolution: float | None = None
-    sigma: float = 1.0 / math.sqrt(5.0)
+    sigma: float | None = None
+    law: str = "laplace-log-normal"
 
     def _validate(self) -> None:
         lo, hi = check_bounds(self.lower, self.upper)
@@ -84,14 +94,17 @@ class _LLNRelease(Mechanism):
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**9))
         object.__setattr__(self, "eps", check_real("eps", self.eps, low=0.0, high=5.0, low_open=True))
-        object.__setattr__(self, "sigma", check_real("sigma", self.sigma, low=0.05, high=2.0))
+        if self.sigma is not None:
+            object.__setattr__(self, "sigma", check_real("sigma", self.sigma, low=0.05, high=2.0))
+        if not isinstance(self.law, str) or self.law not in NOISE_LAWS:
+            raise ValueError(f"law must be one of {sorted(NOISE_LAWS)}, got {self.law!r}")
         if self.resolution is not None:
             object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
                                                               high=hi - lo, low_open=True))
 
     @cached_property
-    def noise(self) -> LatticeLLN:
-        return LatticeLLN.for_epsilon(self.eps, self.sigma)
+    def noise(self) -> LatticeScaleMixture[Any]:
+        return NOISE_LAWS[self.law].for_epsilon(self.eps, self.sigma)
 
     @property
     def smoothing(self) -> float:
@@ -111,7 +124,7 @@ class _LLNRelease(Mechanism):
         return self.noise.guarantee()
 
     def claimed(self) -> ZCDP:
-        """Bun & Steinke's closed form t/sigma + e^(3 sigma^2/2) s at the release's parameters."""
+        """Bun & Steinke's closed form for the law at the release's parameters (``paper_epsilon``)."""
         return cdp_rho(self.noise.paper_epsilon)
 
     @property
@@ -140,11 +153,11 @@ class _LLNRelease(Mechanism):
 
 @dataclass(frozen=True)
 class SmoothLLNQuantile(_LLNRelease):
-    """The smooth-sensitivity q-quantile (default the median) with lattice Laplace-log-normal noise
-    [@bun2019average; @nissim2007smooth, Sec. 3.1 for g]: data clipped to [lower, upper], the
-    rank-ceil(q n) order statistic plus g(x) Z / s. ``guarantee()`` is (1/2 eps'^2)-CDP with eps' <=
-    ``eps`` certified for the lattice (``LatticeLLN``); ``for_approx_dp`` picks eps for an (eps, delta)
-    target."""
+    """The smooth-sensitivity q-quantile (default the median) with lattice Laplace-log-normal (or,
+    ``law="uniform-log-normal"``, uniform-log-normal) noise [@bun2019average; @nissim2007smooth,
+    Sec. 3.1 for g]: data clipped to [lower, upper], the rank-ceil(q n) order statistic plus
+    g(x) Z / s. ``guarantee()`` is (1/2 eps'^2)-CDP with eps' <= ``eps`` certified for the lattice
+    (``LatticeLLN``, ``LatticeULN``); ``for_approx_dp`` picks eps for an (eps, delta) target."""
 
     q: float = 0.5
 
@@ -155,8 +168,8 @@ class SmoothLLNQuantile(_LLNRelease):
 
     @classmethod
     def for_approx_dp(cls, lower: float, upper: float, n: int, eps: float, delta: float,
-                      q: float = 0.5) -> SmoothLLNQuantile:
-        return cls(lower, upper, n, cdp_epsilon_for(eps, delta), q=q)
+                      q: float = 0.5, law: str = "laplace-log-normal") -> SmoothLLNQuantile:
+        return cls(lower, upper, n, cdp_epsilon_for(eps, delta), law=law, q=q)
 
     @property
     def rank(self) -> int:
@@ -175,9 +188,9 @@ class SmoothLLNQuantile(_LLNRelease):
 
 @dataclass(frozen=True)
 class SmoothLLNTrimmedMean(_LLNRelease):
-    """The trimmed mean (``trim`` records cut at each end) with lattice Laplace-log-normal noise
-    scaled to its smooth sensitivity (module docstring) [@bun2019average]. ``trim`` defaults to
-    floor(n/10)."""
+    """The trimmed mean (``trim`` records cut at each end) with lattice Laplace-log-normal (or
+    ``law="uniform-log-normal"``) noise scaled to its smooth sensitivity (module docstring)
+    [@bun2019average]. ``trim`` defaults to floor(n/10)."""
 
     trim: int | None = None
 
@@ -188,8 +201,8 @@ class SmoothLLNTrimmedMean(_LLNRelease):
 
     @classmethod
     def for_approx_dp(cls, lower: float, upper: float, n: int, eps: float, delta: float,
-                      trim: int | None = None) -> SmoothLLNTrimmedMean:
-        return cls(lower, upper, n, cdp_epsilon_for(eps, delta), trim=trim)
+                      trim: int | None = None, law: str = "laplace-log-normal") -> SmoothLLNTrimmedMean:
+        return cls(lower, upper, n, cdp_epsilon_for(eps, delta), law=law, trim=trim)
 
     @property
     def kept(self) -> int:

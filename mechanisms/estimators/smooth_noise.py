@@ -1,5 +1,5 @@
 """Noise for smooth sensitivity with concentrated-DP guarantees [@bun2019average]: the three laws of
-Bun & Steinke with their closed forms, and a float-safe lattice release of the first.
+Bun & Steinke with their closed forms, and float-safe lattice releases of the first two.
 
 The framework. Let g be a t-smooth upper bound on the local sensitivity of f (g(x) >= LS_f(x) and
 g(x') <= e^t g(x) for neighbours) and Z a noise law. The release f(x) + g(x) Z / s is (1/2 eps^2)-CDP,
@@ -19,8 +19,9 @@ for LLN), combined by the triangle-like inequality of zCDP (sqrt rho adds). ``La
 ``UniformLogNormal`` and ``ArsinhNormal`` state these forms (rounded up) for planning; they are laws,
 not releases: a continuous draw added to a double is not float-safe [@mironov2012significance]. The
 Laplace-log-normal form is re-derived below (the lattice proof reduces to it); the other two are
-checked only numerically (Renyi divergences integrated on a grid at a few (s, t, alpha), in the
-tests), and no release here uses them.
+checked numerically (Renyi divergences integrated on a grid at a few (s, t, alpha), in the tests).
+The uniform-log-normal release below does not use the paper's form: its shift term is computed for
+the lattice law itself. The arsinh-normal law (not a scale mixture) has no release here.
 
 The lattice Laplace-log-normal release (``LatticeLLN``). Everything random is an exact integer draw
 and the output lies on a public lattice gamma Z (gamma = 2^e, gamma <= tau 2^-12 for a public
@@ -52,14 +53,53 @@ mu(x')):
   (eps^2/2)-zCDP [@bun2016concentrated].
 The release is (1/2 eps^2)-CDP with eps = eps_shift + eps_dil; as h -> 0 and B -> E[e^(-sigma Y)] this
 is Bun & Steinke's t/sigma + e^(3 sigma^2/2) s (``paper_epsilon``, always below ``epsilon``).
+
+The lattice uniform-log-normal release (``LatticeULN``). Same mu, Q, K and L = Q + K; then
+
+    beta_L = ceil(2^(L/m)/s) (an integer, computed at 40 digits), n_L = max(1, beta_(L+1) - beta_L),
+    M = beta_L + (uniform integer below n_L),   N uniform on {-M, ..., M},   output gamma (mu(x) + N).
+
+The width M interpolates uniformly between consecutive grid scales: with a width on the grid only,
+crossing the edge of one scale costs the discrete hazard of K, unbounded in K's tail, and the shift
+would not be pure DP. The dilation term is LLN's (the kernel from L to the output does not involve
+Q): eps_dil = k/sqrt v. For the shift, write A = 2^(Q/m)/s (so 2^(Q/m) = s A and A r_K = 2^(L/m)/s
+with r_K = 2^(K/m)). N is round(V (M + 1/2)), V ~ U(-1, 1), so the output index is a post-processing
+of mu + W with W having density p(w) = E[1{|w| < M + 1/2}/(2M + 1)], symmetric and non-increasing
+in |w|: a shift by |d| <= D = 2^(Q/m) costs at most sup_(w >= 0) ln p(w)/p(w + D) (max divergence).
+Couple M with y uniform on [r_K, r_(K+1)] (M = beta_L + floor(n_L U), y = r_K + (r_(K+1) - r_K) U):
+as beta_L - A r_K and beta_(L+1) - A r_(K+1) lie in [0, 1 + 1e-30], M + 1/2 - A y lies in [-1/2, 2],
+and M + 1/2 > A r_K. With eta = 3 s 2^-12 >= 3/A (2^(Q/m) >= 2^12), zeta_K = eta/r_K and u = w/A,
+each level has 1{w < M + 1/2}/(2M + 1) <= 1{y > u - eta}/(2 A y (1 - zeta_K)) and
+1{w + D < M + 1/2}/(2M + 1) >= 1{y > u + s + eta}/(2 A y (1 + zeta_K)) (y - eta >= y (1 - zeta_K)).
+So, with G_c(v) = sum_(K0 <= K) c_K E_y[1{y > v}/y] = c_K ln(r_(K+1)/max(r_K, v))/(r_(K+1) - r_K)
+summed over the cells above v, the weights w_K = e^(-K^2/(2v)) (the normaliser cancels), and a cut
+K0 with zeta_K0 <= 1/2 whose lower levels only enter the numerator, and only for u < r_K0 + eta,
+bounded by C_lo >= sum_(K < K0) w_K / r_K (a geometric tail bound, the terms being log-concave):
+
+    p(w)/p(w + D) <= Num(u)/Den(u),   Num = T_hi + C_lo 1{u < r_K0 + eta} + G_(w/(1 - zeta))(u - eta),
+                                      Den = G_(w/(1 + zeta))(u + s + eta),
+
+G summed to K_hi = 14 sd (T_hi bounds the cells above, in the numerator; the denominator drops
+them). Both are non-increasing, so on [u_i, u_(i+1)] the ratio is at most Num(u_i)/Den(u_(i+1)): a
+grid (steps 3e-5 s below s, ratio 1 + 3e-5 above) bounds the sup on [0, U1], U1 = r_K1 + eta,
+K1 = 10 sd. Above U1 only the cells K >= K1 matter and, with the clean G (c = w, every K >= K1),
+ln G(v1)/G(v2) <= (v2 - v1) sup_(v >= r_K1) -G'/G; for v in cell J, -G'(v) = w_J/((r_(J+1) - r_J) v)
+and G(v) >= w_(J+1) h/(r_(J+2) - r_(J+1)), so -G'/G <= e^((2J+1)/(2v)) 2^(1/m)/(h r_J), which
+decreases in J when 1/v < h: the tail costs ln((1 + zeta_K1)/(1 - zeta_K1)) + (s + 2 eta) times its
+value at K1. eps_shift is the larger of the two, rounded up. As m -> infinity the width law tends to
+the log-normal e^(sigma Y) and eps_shift to sup_u ln F(u)/F(u + s), F(u) = Phi_bar(ln u/sigma +
+sigma), whose s-coefficient e^(3 sigma^2/2) sup_w phi(w + sigma)/(sigma Phi_bar(w)) is Bun &
+Steinke's with sqrt(2/pi) replaced by the exact supremum (below sqrt(2/pi) for sigma >= ~0.52).
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import Any, ClassVar, Generic, TypeVar
 
 import mpmath
 import numpy as np
@@ -68,15 +108,18 @@ from numpy.typing import NDArray
 from accountant import ZCDP
 from accountant.core.validation import check_count, check_real
 
-from ..samplers import discrete_gaussian_array, discrete_laplace, floor_log2
+from ..samplers import discrete_gaussian_array, discrete_laplace, floor_log2, uniform_below
 from .stability import float_up, sum_up
 
 __all__ = [
     "ArsinhNormal",
     "LaplaceLogNormal",
     "LatticeLLN",
+    "LatticeScaleMixture",
+    "LatticeULN",
     "UniformLogNormal",
     "cdp_rho",
+    "uln_epsilon",
 ]
 
 #: Default resolution m of the scale grid 2^(1/m) of ``LatticeLLN``.
@@ -86,6 +129,16 @@ LATTICE_MARGIN_BITS = 12
 #: Relative excess of the Laplace scales c_L over 2^(L/m)/s.
 SCALE_EXCESS = Fraction(1, 2**38)
 _MP_DPS = 40
+#: The lattice noise is clipped to +-NOISE_CLIP (post-processing; see ``LatticeScaleMixture.noise``).
+NOISE_CLIP = 2**62
+#: ``LatticeULN``'s shift bound: the grid covers u <= r_K1 at K1 = ULN_TAIL_SDS sd of K ...
+ULN_TAIL_SDS = 10.0
+#: ... sums levels within ULN_RANGE_SDS sd ...
+ULN_RANGE_SDS = 14.0
+#: ... and steps by ULN_GRID_STEP (relative).
+ULN_GRID_STEP = 3e-5
+P = TypeVar("P")
+R = TypeVar("R", bound="LatticeScaleMixture[Any]")
 
 
 def _mp(x: float | Fraction) -> mpmath.mpf:
@@ -143,6 +196,14 @@ class LaplaceLogNormal:
         return 0.5 * (lo + hi)
 
 
+def uln_epsilon(sigma: float, s: float, t: float) -> float:
+    """Bun & Steinke's uniform-log-normal form t/sigma + e^(3 sigma^2/2) sqrt(2/pi) s/sigma, rounded up."""
+    s, t = _check_st(s, t)
+    with mpmath.workdps(_MP_DPS):
+        sg = _mp(check_real("sigma", sigma, low=0.0, high=10.0, low_open=True))
+        return float_up(_mp(t) / sg + mpmath.exp(1.5 * sg**2) * mpmath.sqrt(2 / mpmath.pi) * _mp(s) / sg)
+
+
 @dataclass(frozen=True)
 class UniformLogNormal:
     """The law U e^(sigma Y), U ~ U[-1, 1], Y ~ N(0, 1), sigma >= sqrt 2 [@bun2019average]:
@@ -155,9 +216,7 @@ class UniformLogNormal:
 
     def epsilon(self, s: float, t: float) -> float:
         s, t = _check_st(s, t)
-        with mpmath.workdps(_MP_DPS):
-            sg = _mp(self.sigma)
-            return float_up(_mp(t) / sg + mpmath.exp(1.5 * sg**2) * mpmath.sqrt(2 / mpmath.pi) * _mp(s) / sg)
+        return uln_epsilon(self.sigma, s, t)
 
     @property
     def variance(self) -> float:
@@ -188,9 +247,10 @@ class ArsinhNormal:
 
 
 @dataclass(frozen=True)
-class LatticeLLN:
-    """The float-safe lattice Laplace-log-normal release (module docstring) with targets sigma
-    (log-normal spread), t (smoothing) and s (shift parameter) on the scale grid 2^(1/m).
+class LatticeScaleMixture(ABC, Generic[P]):
+    """The part the lattice releases share: the scale grid 2^(1/m), the scale index Q, the discrete
+    Gaussian K on it and the dilation term k/sqrt(v) (module docstring), targets sigma (log-normal
+    spread), t (smoothing) and s (shift parameter). A law adds its per-level draw and its shift bound.
 
     The grid fixes k = max(1, round(t m / ln 2)) and v = max(1, round((sigma m / ln 2)^2)): the
     smooth sensitivity must be computed at ``smoothing`` = k ln2 / m (the largest t it may have) and
@@ -201,30 +261,51 @@ class LatticeLLN:
     s: float
     log_grid: int = LOG_GRID
 
+    #: The sigma ``for_epsilon`` uses when none is given.
+    DEFAULT_SIGMA: ClassVar[float] = 1.0 / math.sqrt(5.0)
+    #: The least sigma the law accepts.
+    MIN_SIGMA: ClassVar[float] = 0.01
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", check_real("sigma", self.sigma, low=0.01, high=3.0))
+        object.__setattr__(self, "sigma", check_real("sigma", self.sigma, low=self.MIN_SIGMA, high=3.0))
         object.__setattr__(self, "t", check_real("t", self.t, low=0.0, high=10.0, low_open=True))
         object.__setattr__(self, "s", check_real("s", self.s, low=0.0, high=10.0, low_open=True))
         object.__setattr__(self, "log_grid", check_count("log_grid", self.log_grid, low=1, high=4096))
 
     @classmethod
-    def for_epsilon(cls, eps: float, sigma: float = 1.0 / math.sqrt(5.0),
-                    log_grid: int = LOG_GRID) -> LatticeLLN:
+    def for_epsilon(cls: type[R], eps: float, sigma: float | None = None, log_grid: int = LOG_GRID) -> R:
         """Targets for a total (1/2 eps^2)-CDP: t = sigma eps / 2 (half the budget to the dilation)
-        and the largest s whose certified total is <= eps. For a smooth sensitivity ~ 1/t (order
-        statistics of smooth laws) the noise variance is ~ e^(2 sigma^2)/(t s)^2 with t s = sigma
-        e^(-3 sigma^2/2) eps^2/4, least at sigma = 1/sqrt 5 (the default)."""
+        and the largest s whose certified total is <= eps, to 1e-5 relative in the shift term: first
+        s = room / (shift coefficient at s = eps), which is the answer when the coefficient is
+        non-decreasing in s (the Laplace law); otherwise a bracketed secant search in log-log
+        (the uniform law's coefficient falls as s grows). For a smooth sensitivity ~ 1/t (order
+        statistics of smooth laws) the noise sd is ~ sd(Z) / (t s)."""
         eps = check_real("eps", eps, low=0.0, high=5.0, low_open=True)
-        t = sigma * eps / 2
-        probe = cls(sigma, t, eps, log_grid)
+        sg = cls.DEFAULT_SIGMA if sigma is None else sigma
+        t = sg * eps / 2
+        probe = cls(sg, t, eps, log_grid)
         room = eps - probe.dilation_epsilon
         if not room > 0:
             raise ValueError(f"eps = {eps!r} leaves no room for the shift after the dilation term")
-        s = room / probe.shift_coefficient * (1 - 2.0**-20)
-        out = cls(sigma, t, s, log_grid)
-        if not out.epsilon <= eps:
-            raise AssertionError("calibration overshot")  # pragma: no cover - shift_coefficient monotone in s
-        return out
+        lo = hi = room / probe.shift_coefficient * (1 - 2.0**-20)
+        best = cls(sg, t, lo, log_grid)
+        if best.epsilon <= eps:
+            return best
+        top = best.shift_epsilon
+        while not (best := cls(sg, t, lo, log_grid)).epsilon <= eps:
+            hi, lo, top = lo, lo / 2, best.shift_epsilon
+        for _ in range(60):
+            if best.shift_epsilon >= room * (1 - 1e-5):
+                break
+            slope = math.log(top / best.shift_epsilon) / math.log(hi / lo)
+            guess = lo * (room * (1 - 5e-6) / best.shift_epsilon) ** (1 / max(slope, 1e-3))
+            mid = guess if lo < guess < hi and (hi - lo) > lo * 1e-6 else math.sqrt(lo * hi)
+            trial = cls(sg, t, mid, log_grid)
+            if trial.epsilon <= eps:
+                lo, best = mid, trial
+            else:
+                hi, top = mid, trial.shift_epsilon
+        return best
 
     @property
     def h(self) -> float:
@@ -254,6 +335,73 @@ class LatticeLLN:
         with mpmath.workdps(_MP_DPS):
             return float_up(mpmath.mpf(self.k) / mpmath.sqrt(self.v))
 
+    @abstractmethod
+    def _shift_bound(self, s: float) -> float:
+        """The law's eps_shift at this s (rounded up)."""
+
+    @cached_property
+    def shift_epsilon(self) -> float:
+        return self._shift_bound(self.s)
+
+    @property
+    def shift_coefficient(self) -> float:
+        """shift_epsilon / s (at this s)."""
+        return self.shift_epsilon / self.s
+
+    @cached_property
+    def epsilon(self) -> float:
+        return sum_up(self.dilation_epsilon, self.shift_epsilon)
+
+    def guarantee(self) -> ZCDP:
+        return cdp_rho(self.epsilon)
+
+    @property
+    @abstractmethod
+    def paper_epsilon(self) -> float:
+        """Bun & Steinke's closed form at the grid's t = k h and sigma = h sqrt v."""
+
+    def scale_index(self, g_plus_tau: Fraction, exponent: int) -> int:
+        """Q = ceil(m log2((g + tau)/2^exponent)), exactly: the least Q with ((g + tau)/gamma)^m <= 2^Q."""
+        f = Fraction(g_plus_tau) / Fraction(2) ** exponent
+        if f < 2**LATTICE_MARGIN_BITS:
+            raise ValueError("g + tau must be at least 2^12 lattice steps")
+        y = f ** self.log_grid
+        q = floor_log2(y)
+        return q if y == Fraction(2) ** q else q + 1
+
+    def level_scale(self, level: int) -> mpmath.mpf:
+        """2^(L/m) / s in mpmath (relative error ~1e-40)."""
+        return mpmath.mpf(2) ** (mpmath.mpf(level) / self.log_grid) / _mp(self.s)
+
+    @abstractmethod
+    def level_parameters(self, level: int) -> P:
+        """The public parameters of the draw at level L = Q + K."""
+
+    @abstractmethod
+    def draw(self, rng: np.random.Generator, parameters: P) -> int:
+        """One exact draw of N at a level with these parameters."""
+
+    def noise(self, rng: np.random.Generator, level: int, size: int) -> NDArray[np.int64]:
+        """size draws of the lattice noise N given the scale index Q = ``level``, each clipped to
+        +-2^62 (post-processing: the release adds a centre of magnitude <= 2^53 and clips the sum to
+        +-2^53, so the sum's clip is unchanged)."""
+        ks = discrete_gaussian_array(rng, Fraction(self.v), (size,))
+        cache: dict[int, P] = {}
+        out = np.empty(size, dtype=np.int64)
+        for i, kk in enumerate(ks.tolist()):
+            lv = level + kk
+            if lv not in cache:
+                with mpmath.workdps(_MP_DPS):
+                    cache[lv] = self.level_parameters(lv)
+            out[i] = max(-NOISE_CLIP, min(NOISE_CLIP, self.draw(rng, cache[lv])))
+        return out
+
+
+@dataclass(frozen=True)
+class LatticeLLN(LatticeScaleMixture[Fraction]):
+    """The float-safe lattice Laplace-log-normal release (module docstring): given L, an exact
+    discrete Laplace of scale c_L (``laplace_scale``)."""
+
     def _shift_bound(self, s: float) -> float:
         """eps_shift of the module docstring for this s, minimised over a few cut-offs K0 (a larger
         |K0| keeps more of B but loosens zeta); B's sum is truncated above too (only lowering it)."""
@@ -281,52 +429,104 @@ class LatticeLLN:
                 best = min(best, bound)
             return float_up(best * (1 + mpmath.mpf(10) ** -30))
 
-    @cached_property
-    def shift_epsilon(self) -> float:
-        return self._shift_bound(self.s)
-
-    @property
-    def shift_coefficient(self) -> float:
-        """shift_epsilon / s (at this s; non-decreasing in s)."""
-        return self.shift_epsilon / self.s
-
-    @cached_property
-    def epsilon(self) -> float:
-        return sum_up(self.dilation_epsilon, self.shift_epsilon)
-
-    def guarantee(self) -> ZCDP:
-        return cdp_rho(self.epsilon)
-
     @property
     def paper_epsilon(self) -> float:
         """Bun & Steinke's t/sigma + e^(3 sigma^2/2) s at the grid's t = k h and sigma = h sqrt v."""
         return LaplaceLogNormal(self.sigma_grid).epsilon(self.s, self.k * self.h)
 
-    def scale_index(self, g_plus_tau: Fraction, exponent: int) -> int:
-        """Q = ceil(m log2((g + tau)/2^exponent)), exactly: the least Q with ((g + tau)/gamma)^m <= 2^Q."""
-        f = Fraction(g_plus_tau) / Fraction(2) ** exponent
-        if f < 2**LATTICE_MARGIN_BITS:
-            raise ValueError("g + tau must be at least 2^12 lattice steps")
-        y = f ** self.log_grid
-        q = floor_log2(y)
-        return q if y == Fraction(2) ** q else q + 1
-
     def laplace_scale(self, level: int) -> Fraction:
         """c_L: a rational in [2^(L/m)/s, (1 + 2^-38) 2^(L/m)/s]."""
         with mpmath.workdps(_MP_DPS):
-            val = mpmath.mpf(2) ** (mpmath.mpf(level) / self.log_grid) / _mp(self.s)
+            val = self.level_scale(level)
             p = 64 - int(mpmath.floor(mpmath.log(val, 2)))
             num = int(mpmath.ceil(val * mpmath.mpf(2) ** p)) + 1
         return Fraction(num, 2**p) if p >= 0 else Fraction(num * 2 ** (-p))
 
-    def noise(self, rng: np.random.Generator, level: int, size: int) -> NDArray[np.int64]:
-        """size draws of the lattice noise N given the scale index Q = ``level``."""
-        ks = discrete_gaussian_array(rng, Fraction(self.v), (size,))
-        cache: dict[int, Fraction] = {}
-        out = np.empty(size, dtype=np.int64)
-        for i, kk in enumerate(ks.tolist()):
-            lv = level + kk
-            if lv not in cache:
-                cache[lv] = self.laplace_scale(lv)
-            out[i] = discrete_laplace(rng, cache[lv])
-        return out
+    def level_parameters(self, level: int) -> Fraction:
+        return self.laplace_scale(level)
+
+    def draw(self, rng: np.random.Generator, parameters: Fraction) -> int:
+        return discrete_laplace(rng, parameters)
+
+
+@dataclass(frozen=True)
+class LatticeULN(LatticeScaleMixture[tuple[int, int]]):
+    """The float-safe lattice uniform-log-normal release (module docstring): given L, a width M
+    uniform on the integers [beta_L, beta_(L+1)) (``width_range``), then N uniform on {-M, ..., M}.
+    Its shift term is computed for the lattice law directly (no sigma >= sqrt 2 needed); the default
+    sigma 0.7 about minimises sd(Z) x shift coefficient / sigma (the noise of a median)."""
+
+    DEFAULT_SIGMA: ClassVar[float] = 0.7
+    MIN_SIGMA: ClassVar[float] = 0.3
+
+    @property
+    def paper_epsilon(self) -> float:
+        """Bun & Steinke's t/sigma + e^(3 sigma^2/2) sqrt(2/pi) s/sigma at the grid's t = k h and
+        sigma = h sqrt v (their theorem states it for sigma >= sqrt 2; below, it is their formula)."""
+        return uln_epsilon(self.sigma_grid, self.s, self.k * self.h)
+
+    def width_range(self, level: int) -> tuple[int, int]:
+        """(beta_L, count): beta_L = ceil(2^(L/m)/s) and count = max(1, beta_(L+1) - beta_L)."""
+        with mpmath.workdps(_MP_DPS):
+            lo = int(mpmath.ceil(self.level_scale(level)))
+            hi = int(mpmath.ceil(self.level_scale(level + 1)))
+        return lo, max(1, hi - lo)
+
+    def level_parameters(self, level: int) -> tuple[int, int]:
+        return self.width_range(level)
+
+    def draw(self, rng: np.random.Generator, parameters: tuple[int, int]) -> int:
+        beta, count = parameters
+        width = beta + uniform_below(rng, count)
+        return uniform_below(rng, 2 * width + 1) - width
+
+    def _shift_bound(self, s: float) -> float:
+        """eps_shift = ln sup_u Num(u)/Den(u) of the module docstring: on [0, U1] the sup of
+        Num(u_i)/Den(u_(i+1)) over a grid (both are non-increasing), above U1 the tail bound;
+        float64 sums of positive terms (relative error < 1e-12) covered by a 1e-9 relative margin."""
+        m, v = self.log_grid, self.v
+        h = math.log(2.0) / m
+        if not 1.0 / v < h:
+            raise ValueError(f"sigma = {self.sigma!r} is too small for the grid 2^(1/{m})")
+        sd = math.sqrt(v)
+        eta = 3.0 * s * 2.0**-LATTICE_MARGIN_BITS
+        k1 = math.ceil(ULN_TAIL_SDS * sd)
+        k_hi = math.ceil(ULN_RANGE_SDS * sd)
+        k0 = max(-math.ceil(ULN_RANGE_SDS * sd), math.ceil(m * math.log2(2.0 * eta)) + 1)
+        if not (2 * k0 - 3) / (2 * v) + h < 0:
+            raise ValueError(f"s = {s!r} is too large for the lattice margin")  # pragma: no cover
+        ks = np.arange(k0, k_hi + 2, dtype=np.float64)
+        r = np.exp2(ks / m)  # r_K for K0 .. K_hi + 1
+        w = np.exp(-ks[:-1] ** 2 / (2 * v))
+        cell = r[:-1] * math.expm1(h)
+        zeta = eta / r[:-1]
+        full = h / cell
+
+        def g_of(c: NDArray[np.float64], at: NDArray[np.float64]) -> NDArray[np.float64]:
+            """G(v) = sum_K c_K E[1{y > v}/y], y uniform on [r_K, r_(K+1)], K0 <= K <= K_hi."""
+            suffix = np.concatenate([np.cumsum((c * full)[::-1])[::-1], [0.0]])
+            j = np.searchsorted(r, at, side="right") - 1
+            inside = (j >= 0) & (j < len(c))
+            jj = np.clip(j, 0, len(c) - 1)
+            part = np.where(inside, c[jj] / cell[jj] * np.log(r[jj + 1] / np.maximum(at, r[jj])), 0.0)
+            return np.where(j < 0, suffix[0], suffix[np.clip(j + 1, 0, len(c))] + part)
+
+        def term(kk: float) -> float:
+            return math.exp(-kk * kk / (2 * v) - kk * h)
+
+        rho_lo = math.exp((2 * k0 - 3) / (2 * v) + h)
+        c_lo = term(k0 - 1) / (1 - rho_lo)
+        rho_hi = math.exp(-(2 * k_hi + 1) / (2 * v) - h)
+        t_hi = term(k_hi + 1) / (1 - rho_hi) * h / math.expm1(h) / (1 - eta / float(r[-1]))
+        u1 = 2.0 ** (k1 / m) + eta
+        step = ULN_GRID_STEP
+        u = np.concatenate([np.arange(0.0, s, s * step), s * np.exp(np.arange(0.0, math.log(u1 / s), step)),
+                            [u1]])
+        num = t_hi + c_lo * (u < 2.0 ** (k0 / m) + eta) + g_of(w / (1 - zeta), u - eta)
+        den = g_of(w / (1 + zeta), u + s + eta)
+        grid_log = math.log(float(np.max(num[:-1] / den[1:])))
+        r1 = 2.0 ** (k1 / m)
+        z1 = eta / r1
+        lip = math.exp((2 * k1 + 1) / (2 * v)) * 2.0 ** (1 / m) / (h * r1)
+        tail_log = math.log1p(2 * z1 / (1 - z1)) + (s + 2 * eta) * lip
+        return math.nextafter(max(grid_log + 1e-9, tail_log * (1 + 1e-9)), math.inf)
