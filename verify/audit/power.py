@@ -235,7 +235,5 @@ def power_ceiling(claim: Guarantee, draws: int, confidence: float = 0.95) -> flo
     confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     n = check_count("draws", draws, low=1, high=10**15)
     p = tradeoff_fixed_point(claim)
-    if p >= 1.0:
-        return 1.0
-    factor = math.exp(-n * math.log1p(-p)) * (1.0 + 1e-12)
-    return min(1.0, (1.0 - confidence) * factor)
+    log_power = math.log1p(-confidence) - n * math.log1p(-p) + 1e-12  # rounded up
+    return 1.0 if log_power >= 0.0 else min(1.0, math.exp(log_power))
