@@ -32,6 +32,34 @@ Run ``python -m benchmarks.one_run [--seeds 2] [--skip-estimator]``. Three secti
     value or prediction: a post-processing of the coefficient vector). Rows: the declared epsilon;
     a canary outside data_norm / bounds_X (x = 5: diffprivlib clips each row first, so the canary is
     the clipped one); misdeclared wrappers (run at eps = 10 or 100, claimed 1).
+(f) The shuffled trainer claimed as Poisson, audited with the construction of the accountant's
+    shuffle lower bound (``GradientCanarySGD.adversarial_pair``: every other gradient -C e_0, the
+    canary +C e_0; score ``max_llr``, the log-likelihood ratio of each epoch's largest batch sum),
+    one canary per run, with ``verify.audit`` on the pair (D, D + canary): 50 runs per dataset
+    (100 runs), one pre-registered look at confidence 0.95, claim the Poisson accountant's curve.
+    Beside each setting: the Poisson epsilon, the shuffle lower bound's epsilon, the fixed points
+    p = f(p) of both curves, and the power the calculator (``verify.plan_audit``, 2 tests) gives
+    100 runs against the lower bound's pair; the correct (Poisson) trainer with the same canary
+    and score on the eps = 8 setting as a control.
+(g) What no audit can do (``verify.power_ceiling``): the most probability with which any audit of N
+    memberships (runs or canary coins) refutes a claim at 0.95, whatever the mechanism, and the N
+    that certain refutation needs.
+(h) diffprivlib's GaussianNB and PCA audited over many runs like (e): GaussianNB (bounds (0, 1)):
+    D = 2 x (0, class 0) + 2 x (1, class 1), canary (1, class 0), output the class-0 mean;
+    PCA (centered=True, data_norm = 1, one component): D = 2 x (0, +-0.3), canary (1, 0), output
+    |first component's coordinate 0|.
+(i) diffprivlib's LogisticRegression with fit_intercept=True, white-box (its algorithm as an exact
+    minimiser, no diffprivlib call): objective perturbation outputs the minimiser w of
+    sum_i l_i(w) + |w_x|^2 / (2 C) + b.w, b with density proportional to exp(-|b| / s) (diffprivlib's
+    Vector mechanism, s = 2 sqrt(data_norm^2 + 1) / eps', eps' = eps - 2 log(1 + sqrt(2) C / 4)).
+    The L2 term leaves the intercept out (scikit-learn's loss), so the output's density on D and D'
+    = D plus a canary, exp(-|b_D(w)| / s) |det H_D(w)|, has the ratio
+    exp(-(|b_D'(w)| - |b_D(w)|) / s) det H_D'(w) / det H_D(w), unbounded where D's records leave no
+    curvature in the intercept. D is (e)'s (5 x (1, 0), 5 x (-1, 1)), the canary (0, 1) (inside
+    data_norm = 1). Shown: the largest log ratio on a grid of w, the share of draws of b on D' whose
+    minimiser exists, and the probability under D' that the log ratio exceeds eps and 2 eps (Monte
+    Carlo; S = {log ratio > 2 eps} has P_D'(S) - e^eps P_D(S) >= P_D'(S)(1 - e^-eps), a delta the
+    pure claim does not allow).
 (c) Seconds of ``one_run_audit`` on 1,000 canaries (default grid, median of 5; wall and CPU time).
 """
 
@@ -44,10 +72,10 @@ import time
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
-from accountant import GDP, ApproxDP, dpsgd_noise_multiplier
-from verify import canary_audit, one_run_audit
+from accountant import GDP, ApproxDP, dpsgd_noise_multiplier, dpsgd_pld, sampler_bounds
+from verify import audit, canary_audit, one_run_audit, plan_audit, power_ceiling, tradeoff_fixed_point
 from verify.training import GradientCanarySGD, dpsgd_canaries
 
 DELTA = 1e-5
@@ -240,14 +268,17 @@ def section_d(runs: int) -> None:
 # ------------------------------------------------------------------------------- (e) diffprivlib LR
 
 def diffprivlib_model(name: str, epsilon: float, probe: float = 1.0) -> Any:
-    """The mechanism ``(data, rng) -> the model's output at x = probe`` of diffprivlib's
-    ``LogisticRegression(epsilon, data_norm = 1)`` (name "logistic": the decision value) or
-    ``LinearRegression(epsilon, bounds_X = bounds_y = (-1, 1))`` ("linear": the prediction), fitted
-    on the rows (x, y) of ``data`` and seeded from ``rng``; None when diffprivlib does not import."""
+    """The mechanism ``(data, rng) -> a number`` of a diffprivlib model fitted on ``data`` at
+    ``epsilon``, seeded from ``rng``: ``LogisticRegression(data_norm = 1)`` (name "logistic": the
+    decision value at x = probe), ``LinearRegression(bounds_X = bounds_y = (-1, 1))`` ("linear": the
+    prediction at x = probe), ``GaussianNB(bounds = (0, 1))`` ("gaussian_nb": the class-0 mean of
+    the one feature), ``PCA(n_components = 1, centered = True, data_norm = 1)`` ("pca": |coordinate
+    0 of the component|); rows (x, y) but for PCA (the rows themselves). None when diffprivlib does
+    not import."""
     try:
         import warnings
 
-        from diffprivlib.models import LinearRegression, LogisticRegression
+        from diffprivlib.models import PCA, GaussianNB, LinearRegression, LogisticRegression
     except ImportError:
         return None
 
@@ -255,6 +286,13 @@ def diffprivlib_model(name: str, epsilon: float, probe: float = 1.0) -> Any:
         seed = int(rng.integers(2**31))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if name == "gaussian_nb":
+                nb = GaussianNB(epsilon=epsilon, bounds=([0.0], [1.0]), random_state=seed)
+                return float(nb.fit(data[:, :-1], data[:, -1].astype(int)).theta_[0, 0])
+            if name == "pca":
+                pca = PCA(n_components=1, epsilon=epsilon, data_norm=1.0, centered=True, bounds=(-1.0, 1.0),
+                          random_state=seed)
+                return float(abs(pca.fit(data).components_[0][0]))
             if name == "logistic":
                 logistic = LogisticRegression(epsilon=epsilon, data_norm=1.0, random_state=seed)
                 logistic.fit(data[:, :-1], data[:, -1].astype(int))
@@ -269,7 +307,16 @@ def diffprivlib_model(name: str, epsilon: float, probe: float = 1.0) -> Any:
 def canary_pair(name: str, canary_x: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """D and D' = D plus the canary (canary_x, 1): for "logistic" D is 5 records (1, 0) and 5 records
     (-1, 1), for "linear" 5 records (1, -1) and 5 records (-1, 1); either way the model fitted on D
-    answers the opposite of the canary's label at x = 1."""
+    answers the opposite of the canary's label at x = 1. For "gaussian_nb": D = 2 x (0, class 0) +
+    2 x (1, class 1), canary (canary_x, class 0) (it moves the class-0 mean from 0 to 1/3); for
+    "pca": D = 2 x (0, 0.3) + 2 x (0, -0.3), canary (canary_x, 0) (it turns the top component from
+    the second axis to the first)."""
+    if name == "gaussian_nb":
+        d = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+        return d, np.vstack([d, [canary_x, 0.0]])
+    if name == "pca":
+        d = np.array([[0.0, 0.3], [0.0, -0.3]] * 2)
+        return d, np.vstack([d, [canary_x, 0.0]])
     low = 0.0 if name == "logistic" else -1.0
     d = np.array([[1.0, low]] * 5 + [[-1.0, 1.0]] * 5)
     return d, np.vstack([d, [canary_x, 1.0]])
@@ -304,6 +351,162 @@ def section_e(samples: int) -> None:
     print()
 
 
+def section_h(samples: int) -> None:
+    from accountant import PureDP
+
+    if diffprivlib_model("pca", 1.0) is None:
+        print("(h) diffprivlib GaussianNB, PCA: not run (diffprivlib does not import)")
+        print()
+        return
+    print("(h) diffprivlib GaussianNB (bounds (0, 1); D = 2 x (0, class 0) + 2 x (1, class 1), canary")
+    print("    (1, class 0); output the class-0 mean) and PCA (centered=True, data_norm = 1;")
+    print("    D = 2 x (0, +-0.3), canary (1, 0); output |component[0]|); verify.audit,")
+    print(f"    {samples} fits per dataset, confidence 0.95")
+    head = (f"{'model':11} {'run at eps':>10} {'claim':>6} {'eps_lower':>9} {'mu_lower':>8} {'refuted':>8} "
+            f"{'fits':>6} {'s':>6}")
+    print(head)
+    print("-" * len(head))
+    for name in ("gaussian_nb", "pca"):
+        for eps, claim in ((1.0, 1.0), (10.0, 10.0), (10.0, 1.0), (100.0, 1.0)):
+            rep = audit(diffprivlib_model(name, eps), [canary_pair(name)], PureDP(claim), samples=samples,
+                        seed=0, confidence=CONF, floating_point=False)
+            print(f"{name:11} {eps:>10g} {claim:>6g} {rep.epsilon_lower:>9.4g} {rep.mu_lower:>8.4g} "
+                  f"{rep.violation!s:>8} {rep.samples_total:>6} {rep.seconds:>6.1f}")
+    print()
+
+
+# ------------------------------------------------------------------------------- (f), (g) shuffle
+
+#: (q, sigma, T, declared n) of section (f); the first is (b2)'s eps = 8 claim.
+SHUFFLE_SETTINGS = ((1 / 16, 0.8295733609070779, 160, 64), (1 / 16, 0.8295733609070779, 16, 64),
+                    (1e-3, 0.5, 1000, 1000), (1e-3, 0.8, 1000, 1000), (0.01, 1.0, 1000, 100))
+
+
+def shuffle_audit(q: float, sigma: float, steps: int, slots: int, variant: str = "shuffle_as_poisson",
+                  samples: int = 50, seed: int = 0) -> Any:
+    """``verify.audit`` of ``GradientCanarySGD(variant)`` on its adversarial pair, output its
+    ``max_llr`` (the shuffle's score whatever ran), against the Poisson accountant's claim."""
+    t = GradientCanarySGD(1, sigma, q, steps, variant=variant, slots=slots)  # type: ignore[arg-type]
+    reader = GradientCanarySGD(1, sigma, q, steps, variant="shuffle_as_poisson", slots=slots)
+    background, canary = reader.adversarial_pair()
+
+    def mechanism(data: np.ndarray, rng: np.random.Generator) -> float:
+        return reader.max_llr(t.step_outputs(data, rng))
+
+    return audit(mechanism, [(background, np.vstack([background, canary]))], t.claim(), samples=samples,
+                 seed=seed, confidence=CONF, floating_point=False, delta=DELTA)
+
+
+def section_f(seeds: int) -> None:
+    print("(f) shuffle_as_poisson audited with the shuffle lower bound's canary (other gradients -C e_0,")
+    print("    canary +C e_0, score max_llr), one canary per run, verify.audit: 50 runs per dataset")
+    print("    (100 runs), one look at confidence 0.95, claim the Poisson accountant's curve; p = fixed")
+    print("    point of a curve; power: verify.plan_audit of 100 runs (2 tests) against the lower")
+    print("    bound's pair")
+    head = (f"{'q':>7} {'sigma':>6} {'T':>5} {'ep':>3} {'eps_P':>6} {'eps_sh>=':>8} {'p_claim':>7} "
+            f"{'p_shuf':>7} {'power':>6} {'seed':>4} {'eps_lower':>9} {'mu_lower':>8} {'refuted':>8} "
+            f"{'s':>5}")
+    print(head)
+    print("-" * len(head))
+    for q, sigma, steps, slots in SHUFFLE_SETTINGS:
+        claim = dpsgd_pld(q, sigma, steps)
+        lower = sampler_bounds("shuffle", q, sigma, steps)
+        power = plan_audit(claim, lower.lower, 50, CONF, tests=2).power
+        epochs = round(steps * q)
+        for seed in range(seeds):
+            rep = shuffle_audit(q, sigma, steps, slots, seed=seed)
+            print(f"{q:>7.4g} {sigma:>6.4g} {steps:>5} {epochs:>3} {claim.epsilon(DELTA):>6.3g} "
+                  f"{lower.epsilon_lower(DELTA):>8.4g} {tradeoff_fixed_point(claim):>7.3g} "
+                  f"{tradeoff_fixed_point(lower.lower):>7.3g} {power:>6.3f} {seed:>4} "
+                  f"{rep.epsilon_lower:>9.4g} {rep.mu_lower:>8.4g} {rep.violation!s:>8} {rep.seconds:>5.1f}")
+    q, sigma, steps, slots = SHUFFLE_SETTINGS[0]
+    rep = shuffle_audit(q, sigma, steps, slots, variant="correct")
+    print(f"control: the correct (Poisson) trainer, same canary and score, q = 1/16, T = {steps}: "
+          f"eps_lower {rep.epsilon_lower:.4g}, refuted {rep.violation}")
+    print()
+
+
+def section_g() -> None:
+    q, sigma, steps, _ = SHUFFLE_SETTINGS[0]
+    claims = [("(8, 1e-5)-DP", ApproxDP(8.0, DELTA)), ("(4, 1e-5)-DP", ApproxDP(4.0, DELTA)),
+              ("Poisson curve, eps 8", dpsgd_pld(q, sigma, steps)),
+              ("GDP, eps 8", GDP(optimize.brentq(lambda mu: GDP(mu).epsilon(DELTA) - 8.0, 0.5, 10.0)))]
+    print("(g) the most any audit at 0.95 refutes with, whatever the mechanism (verify.power_ceiling):")
+    print("    min(1, 0.05 (1 - p)^-N), N memberships (runs, or canary coins in one run or pooled)")
+    head = (f"{'claim':22} {'eps(1e-5)':>9} {'p':>9} {'N=100':>7} {'N=1000':>7} {'N=1e4':>7} "
+            f"{'N(power 1/2)':>12} {'N(power 1)':>10}")
+    print(head)
+    print("-" * len(head))
+    for name, c in claims:
+        p = tradeoff_fixed_point(c)
+        half = math.ceil(math.log(10.0) / -math.log1p(-p)) if p > 0 else math.inf
+        full = math.ceil(math.log(20.0) / -math.log1p(-p)) if p > 0 else math.inf
+        print(f"{name:22} {c.epsilon(DELTA):>9.4g} {p:>9.3g} {power_ceiling(c, 100):>7.4f} "
+              f"{power_ceiling(c, 1000):>7.4f} {power_ceiling(c, 10_000):>7.4f} {half:>12} {full:>10}")
+    print()
+
+
+# ------------------------------------------------------------------------------- (i) intercept
+
+def _logistic_terms(w: np.ndarray, x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """(-b, Hessian) of objective perturbation at its minimiser w: the gradient and Hessian of
+    sum_i l_i(w) + w_x^2 / (2C), rows x = (feature, 1), the intercept unregularised."""
+    from scipy.special import expit
+
+    pr = expit(x @ w)
+    reg = np.diag([1.0 / c, 0.0])
+    return x.T @ (pr - y) + reg @ w, (x * (pr * (1.0 - pr))[:, None]).T @ x + reg
+
+
+def logistic_log_ratio(w: np.ndarray, x: np.ndarray, y: np.ndarray, canary: np.ndarray, label: float,
+                       c: float, scale: float) -> float:
+    """log p_D'(w) - log p_D(w) of the exact objective-perturbation minimiser (section (i))."""
+    b_d, h_d = _logistic_terms(w, x, y, c)
+    b_c, h_c = _logistic_terms(w, canary[None], np.array([label]), math.inf)
+    return float(-(np.linalg.norm(b_d + b_c) - np.linalg.norm(b_d)) / scale
+                 + math.log(np.linalg.det(h_d + h_c) / np.linalg.det(h_d)))
+
+
+def section_i(draws: int) -> None:
+    from scipy.special import expit
+
+    c, eps = 1.0, 1.0
+    norm = math.sqrt(1.0 + 1.0)  # data_norm = 1 and the intercept's 1
+    scale = 2.0 * norm / (eps - 2.0 * math.log1p(0.25 * norm * c))
+    x = np.array([[1.0, 1.0]] * 5 + [[-1.0, 1.0]] * 5)
+    y = np.array([0.0] * 5 + [1.0] * 5)
+    canary, label = np.array([0.0, 1.0]), 1.0
+    grid = np.linspace(-30.0, 30.0, 121)
+    best = max((logistic_log_ratio(np.array([a, b]), x, y, canary, label, c, scale), a, b)
+               for a in grid for b in grid)
+    print("(i) diffprivlib LogisticRegression, fit_intercept=True, exact minimiser (white-box):")
+    print(f"    eps = {eps:g}, C = {c:g}, data_norm = 1, D = 5 x (1, 0) + 5 x (-1, 1), canary (0, 1);")
+    print(f"    noise scale s = {scale:.4g}")
+    print(f"    largest log density ratio on a grid of w in [-30, 30]^2: {best[0]:.4g} at w = ({best[1]:g}, "
+          f"{best[2]:g}) (a pure eps-DP output has at most eps = {eps:g})")
+    rng = np.random.default_rng(0)
+    xs, ys = np.vstack([x, canary]), np.append(y, label)
+    direction = rng.standard_normal((draws, 2))
+    b = direction / np.linalg.norm(direction, axis=1, keepdims=True) * rng.gamma(2.0, scale, draws)[:, None]
+    w = np.zeros_like(b)
+    reg = np.diag([1.0 / c, 0.0])
+    for _ in range(200):  # damped Newton, every draw at once; a draw with no minimiser fails the check below
+        pr = expit(w @ xs.T)
+        grad = (pr - ys) @ xs + b + w @ reg
+        hess = np.einsum("ni,ij,ik->njk", pr * (1.0 - pr), xs, xs) + reg[None]
+        hess += 1e-12 * np.eye(2)[None]  # a draw that runs off has a singular Hessian
+        step = np.linalg.solve(hess, grad[..., None])[..., 0]
+        w -= step * np.minimum(1.0, 5.0 / np.maximum(np.linalg.norm(step, axis=1, keepdims=True), 1e-300))
+    pr = expit(w @ xs.T)
+    ok = np.linalg.norm((pr - ys) @ xs + b + w @ reg, axis=1) < 1e-8
+    ratios = np.array([logistic_log_ratio(v, x, y, canary, label, c, scale) for v in w[ok]])
+    share = ok.mean()
+    print(f"    {draws} draws of b on D': a minimiser exists for {share:.3f} of them (the rest run off: no")
+    print("    minimiser, diffprivlib returns where L-BFGS stops); P_D'(log ratio > eps) = "
+          f"{share * np.mean(ratios > eps):.4f}, > 2 eps: {share * np.mean(ratios > 2 * eps):.4f}")
+    print()
+
+
 # ------------------------------------------------------------------------------- (c) speed
 
 def section_c() -> None:
@@ -328,8 +531,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--skip-estimator", action="store_true", help="skip (b1), the slowest row")
     ap.add_argument("--diffprivlib-runs", type=int, default=50)
-    ap.add_argument("--logistic-samples", type=int, default=300, help="fits per dataset in (e)")
+    ap.add_argument("--logistic-samples", type=int, default=300, help="fits per dataset in (e) and (h)")
+    ap.add_argument("--only", choices=["f", "g", "h", "i"], help="run one of the sections (f) to (i) only")
+    ap.add_argument("--intercept-draws", type=int, default=20_000, help="Monte Carlo draws in (i)")
     args = ap.parse_args(argv)
+    if args.only is None or args.only == "f":
+        section_f(args.seeds)
+    if args.only is None or args.only == "g":
+        section_g()
+    if args.only is None or args.only == "h":
+        section_h(args.logistic_samples)
+    if args.only is None or args.only == "i":
+        section_i(args.intercept_draws)
+    if args.only is not None:
+        return 0
     section_a(args.seeds)
     if not args.skip_estimator:
         section_b_estimator()

@@ -17,7 +17,9 @@ if TYPE_CHECKING:  # the exports, imported on first use (see accountant.lazy)
         audit,
         audit_power,
         plan_audit,
+        power_ceiling,
         samples_needed,
+        tradeoff_fixed_point,
     )
     from .certify import Certificate, certify
     from .neighbours import AdaptiveSearch, PatternSearch, RandomSearch, statdp_patterns
@@ -67,8 +69,10 @@ __all__ = [
     "loss_score",
     "one_run_audit",
     "plan_audit",
+    "power_ceiling",
     "samples_needed",
     "statdp_patterns",
+    "tradeoff_fixed_point",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

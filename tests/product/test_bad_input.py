@@ -341,6 +341,8 @@ VALID: dict[str, Callable[[], Args]] = {
                                                                    "selection_fraction": 0.3}),
     "verify.samples_needed": lambda: ((PureDP(1.0), PureDP(2.0)), {"confidence": 0.95, "power": 0.5,
                                                                   "tests": 2, "selection_fraction": 0.3}),
+    "verify.power_ceiling": lambda: ((PureDP(1.0), 100), {"confidence": 0.95}),
+    "verify.tradeoff_fixed_point": lambda: ((PureDP(1.0),), {}),
     "verify.one_run_audit": lambda: (([0.1, 0.9, 0.2, 0.8], np.array([False, True, False, True])),
                                      {"delta": 0.0, "confidence": 0.95, "guesses": [(1, 1)]}),
     "verify.canary_audit": lambda: ((lambda data, rng: list(data), lambda model, c: float(c in model),

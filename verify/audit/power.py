@@ -18,7 +18,23 @@ computed from the binomial laws (the k_a terms beyond 1e-10 of either tail dropp
 power of binomial tests rises with n only up to a small sawtooth, so a slightly smaller count can
 reach it too).
 
-What it is: a plan, not a bound. It assumes the selection half of the audit finds the best region
+What no audit can do (``power_ceiling``): whatever the mechanism, an audit that sees N binary
+memberships (N runs of a pair's inputs, or N canary coins, in one run or pooled) refutes an
+f-DP claim at confidence c with probability at most min(1, (1 - c) (1 - p)^-N), p the fixed point
+of the claim's curve, p = f(p). Proof: in the game the output is a randomised function M(b) of the
+membership bits b. Randomised response with error p (each bit flipped with probability p) has
+the trade-off curve through (0, 1), (p, p), (1, 0), which lies above f because f is convex with
+f(p) <= p; so M'(b) = M(RR_p(b)) is f-DP in each bit (post-processing), and M' must be refuted
+with probability at most 1 - c by a valid audit. M' shows the auditor exactly what M shows
+whenever no bit is flipped, which happens with probability (1 - p)^N independently of M's
+randomness: P_M'(refute) >= (1 - p)^N P_M(refute). For (eps, delta)-DP, p = (1 - delta)/(1 + e^eps):
+an audit of eps = 8 (delta = 1e-5, p = 3.35e-4) with N = 100 refutes with probability <= 0.0517 and
+with N = 1,000 canaries <= 0.0699, however broken the mechanism; certain refutation needs
+N >= ln(1/(1 - c)) / -ln(1 - p) (8,932 at c = 0.95). A claim's full trade-off curve is refuted
+more cheaply when its fixed point is larger (a Poisson DP-SGD curve with epsilon 8 at 1e-5 can
+have p near 0.27).
+
+What ``plan_audit`` is: a plan, not a bound. It assumes the selection half of the audit finds the best region
 (it searches a finite family, so a real audit can need more draws) and that ``truth`` is attained
 (a Laplace mechanism of level eps does not attain the pure eps-DP curve: give its own trade-off
 curve, e.g. ``accountant.FDP`` of the Laplace pair, to plan its audit). The tests compare the plan
@@ -44,7 +60,8 @@ from .regions import claim_objectives
 from .sampling import split_draws
 from .stats import cp_upper
 
-__all__ = ["AuditPlan", "audit_power", "plan_audit", "samples_needed"]
+__all__ = ["AuditPlan", "audit_power", "plan_audit", "power_ceiling", "samples_needed",
+           "tradeoff_fixed_point"]
 
 #: Families an audit of one pair of float outputs runs by default (distributional, representation):
 #: the default number of tests is this times the claim's objectives.
@@ -190,3 +207,33 @@ def samples_needed(claim: Guarantee, truth: Guarantee, confidence: float = 0.95,
         hi = min(MAX_SAMPLES, hi * 4)
     # to 0.5% of the count: the model is no finer than that
     return bisect_count(reaches, hi, hi // 4 if hi > 16 else 3, rel=0.005)
+
+
+def tradeoff_fixed_point(claim: Guarantee) -> float:
+    """p >= the fixed point of ``claim``'s trade-off curve f (f(p) <= p, checked; bisection to
+    1e-15 on [0, 1/2], where f(1/2) <= 1/2 for every trade-off function)."""
+    if not isinstance(claim, Guarantee):
+        raise TypeError(f"claim must be an accountant guarantee, got {type(claim).__name__}")
+
+    def below(a: float) -> bool:
+        return float(np.asarray(claim.tradeoff(np.array([a])), dtype=np.float64)[0]) <= a
+
+    lo, hi = 0.0, 0.5
+    if below(lo):
+        return 0.0
+    while hi - lo > 1e-15:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if below(mid) else (mid, hi)
+    return hi
+
+
+def power_ceiling(claim: Guarantee, draws: int, confidence: float = 0.95) -> float:
+    """The most probability with which ANY audit at ``confidence`` that sees ``draws`` binary
+    memberships (runs on a pair's two inputs, or canary coins in one run or pooled) refutes
+    ``claim``, whatever the mechanism: min(1, (1 - confidence) (1 - p)^-draws), p the fixed point
+    of the claim's curve (module docstring; an upper bound, p rounded up)."""
+    confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    n = check_count("draws", draws, low=1, high=10**15)
+    p = tradeoff_fixed_point(claim)
+    log_power = math.log1p(-confidence) - n * math.log1p(-p) + 1e-12  # rounded up
+    return 1.0 if log_power >= 0.0 else min(1.0, math.exp(log_power))
