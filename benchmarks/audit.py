@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         wrong += search_section(args.samples, args.seeds, args.confidence)
     if "search-cost" in sections:  # the search's time and bounds against the witness audit
         from benchmarks.audit_search import cost_section
-        cost_section(args.samples, args.seeds, args.confidence)
+        cost_section(args.samples, args.seeds, args.confidence, args.only)
     if sections & {"cases", "structured", "fp", "search", "svt"}:
         print(f"\nverdicts different from the known one: {wrong}")
     if not args.no_speed and "speed" in sections:
