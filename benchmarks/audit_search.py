@@ -129,6 +129,42 @@ def cost_section(samples: int, seeds: int, confidence: float, only: str | None =
         print(f"{name:38} {samples:>8} {mw:9.2f} {ms:9.2f} {ms / mw:6.2f} {bw_:13.4g} {bs_:12.4g}")
 
 
+def reach_section(seeds: int = 8) -> None:
+    """The fraction of the known worst loss the search reaches with the exact loss of each pair as
+    its estimate and with seeded Gaussian noise of sd 0.05 on it (the minimum over ``seeds``), at the
+    default budget: the vector-answer targets of ``tests/verify/test_audit_search_answers.py`` (d =
+    4, one answer) and the clip-after-sum step of ``tests/verify/test_audit_search_vector.py``."""
+    from tests.verify import test_audit_search_answers as answers
+    from tests.verify import test_audit_search_vector as vector
+
+    targets: list[tuple[str, AdaptiveSearch, Any, AdaptiveSearch, float]] = []
+    for name, (norm, loss, worst, _) in sorted(answers.CASES.items()):
+        targets.append((f"{name} ({norm})", AdaptiveSearch(answers.DOMAIN, "answers", norm=norm), loss,
+                        AdaptiveSearch(answers.DOMAIN, "answers", norm=norm, method="surrogate"), worst))
+    targets.append(("clip after sum, mu (add_remove)", AdaptiveSearch(vector.DOMAIN), vector.true_mu,
+                    AdaptiveSearch(vector.DOMAIN, method="surrogate"), vector.WORST_MU))
+    header = (f"{'reached fraction of the worst (min over seeds)':48} {'climb':>6} {'climb+noise':>11} "
+              f"{'surrogate':>9} {'surr.+noise':>11}")
+    print("\n" + header + "\n" + "-" * len(header))
+    for name, climb, loss, surrogate, worst in targets:
+        cells = []
+        for search in (climb, surrogate):
+            for noise in (0.0, 0.05):
+                reached = []
+                for seed in range(seeds):
+                    noise_rng = np.random.default_rng(100 + seed)
+
+                    def estimate(cands: Any, loss: Any = loss, noise: float = noise,
+                                 noise_rng: np.random.Generator = noise_rng) -> list[float]:
+                        return [loss(x, x2) + noise * float(noise_rng.normal()) for x, x2 in cands]
+
+                    found = search.search(estimate, np.random.default_rng(seed))
+                    reached.append(max(loss(x, x2) for x, x2 in found) / worst)
+                cells.append(min(reached))
+        print(f"{name:48} {cells[0]:6.3f} {cells[1]:11.3f} {cells[2]:9.3f} {cells[3]:11.3f}")
+        sys.stdout.flush()
+
+
 def search_section(samples: int, seeds: int, confidence: float, budget: int = 48, first_seed: int = 0) -> int:
     """Print the comparison; return the number of verdicts different from the known one."""
     header = (f"{'search comparison':40} {'method':>9} {'seed':>4} {'verdict':>9} {'eps lower':>10} "
