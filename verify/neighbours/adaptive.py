@@ -64,7 +64,12 @@ class AdaptiveSearch:
     ``method="surrogate"`` a DP-Finder-style search [@bichsel2018dpfinder]: a smooth surrogate
     (Gaussian-process regression) of the estimated loss as a function of the pair, optimised by
     local search over moves without drawing, its best candidates estimated on fresh draws and
-    refitted, and the most promising confirmed by a second estimate on fresh draws.
+    refitted. The last min(max(``CONFIRMATIONS``, keep), max(1, budget // 6)) estimates (4 by default)
+    re-estimate the leading pairs on fresh draws, and pairs are ranked by the mean of their two
+    estimates: a single estimate of the best of many pairs is biased upward (the winner's curse).
+    keep: the pairs returned, best mean first (default 1: a runner-up within the exploration noise
+    of the best, as a mirror image or a small rotation of it, would double the final audit's cost
+    for a gain of at most that noise).
     ``verify.audit`` runs the search on exploration draws independent of its selection and
     evaluation draws (the event of each estimate is chosen on those draws) and audits the ``keep``
     best pairs, so the search costs no error budget: any rule for choosing pairs keeps the
