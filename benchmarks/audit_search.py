@@ -137,16 +137,17 @@ def reach_section(seeds: int = 8) -> None:
     """The fraction of the known worst loss the search reaches with the exact loss of each pair as
     its estimate and with seeded Gaussian noise of sd 0.05 on it (the minimum over ``seeds``), at the
     default budget: the vector-answer targets of ``tests/verify/test_audit_search_answers.py`` (d =
-    4, one answer) and the clip-after-sum step of ``tests/verify/test_audit_search_vector.py``."""
+    4, one answer) and the clip-after-sum step (``ClipAfterSumStep.mu``, worst 3 / sigma)."""
     from tests.verify import test_audit_search_answers as answers
-    from tests.verify import test_audit_search_vector as vector
 
     targets: list[tuple[str, AdaptiveSearch, Any, AdaptiveSearch, float]] = []
     for name, (norm, loss, worst, _) in sorted(answers.CASES.items()):
         targets.append((f"{name} ({norm})", AdaptiveSearch(answers.DOMAIN, "answers", norm=norm), loss,
                         AdaptiveSearch(answers.DOMAIN, "answers", norm=norm, method="surrogate"), worst))
-    targets.append(("clip after sum, mu (add_remove)", AdaptiveSearch(vector.DOMAIN), vector.true_mu,
-                    AdaptiveSearch(vector.DOMAIN, method="surrogate"), vector.WORST_MU))
+    step = ClipAfterSumStep(sigma=2.0, clip=1.0, d=2)
+    dom = Domain(-2.5, 2.5, n=2, d=2, adjacency="add_remove")
+    targets.append(("clip after sum, mu (add_remove)", AdaptiveSearch(dom), step.mu,
+                    AdaptiveSearch(dom, method="surrogate"), 3.0 / step.sigma))
     header = (f"{'reached fraction of the worst (min over seeds)':48} {'climb':>6} {'climb+noise':>11} "
               f"{'surrogate':>9} {'surr.+noise':>11}")
     print("\n" + header + "\n" + "-" * len(header))

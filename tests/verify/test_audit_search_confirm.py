@@ -5,8 +5,9 @@
 - The confirmation: the last min(max(4, keep), budget // 6) estimates re-estimate the leaders (the
   best single estimates) on fresh draws, and the pair returned is the one with the best mean of its
   two estimates; a pair whose first estimate was lucky (the winner's curse) loses to a better pair.
-The search is run on the clip-after-sum step of ``tests/verify/test_audit_search_vector.py`` with
-its exact mu as the estimate (closed form in that file).
+The search is run on the clip-after-sum step (``ClipAfterSumStep``: 2 gradients in [-2.5, 2.5]^2,
+sigma 2, C 1, add/remove; worst mu 3 / sigma = 1.5, closed form in its docstring) with the exact mu
+of each pair as the estimate.
 """
 
 from __future__ import annotations
@@ -17,10 +18,16 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from tests.verify.test_audit_search_vector import DOMAIN, WORST_MU, true_mu
+from mechanisms import Domain
+from tests.support.audit_fixtures import ClipAfterSumStep
 from verify.audit.core import exploration_draws
 from verify.neighbours import AdaptiveSearch, FloatPair
 from verify.neighbours.adaptive import CONFIRMATIONS
+
+MECH = ClipAfterSumStep(sigma=2.0, clip=1.0, d=2)
+DOMAIN = Domain(-2.5, 2.5, n=2, d=2, adjacency="add_remove")
+WORST_MU = 1.5
+true_mu = MECH.mu
 
 
 @pytest.mark.parametrize(("samples", "want"), [

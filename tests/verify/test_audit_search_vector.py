@@ -33,13 +33,7 @@ WITNESS = [(np.array([[-0.85, -0.85], [2.5, 2.5]]), np.array([[-0.85, -0.85]]))]
 
 def true_mu(x: np.ndarray, x2: np.ndarray) -> float:
     """mu of the pair: the distance between the clipped sums over sigma C."""
-    def mean(g: np.ndarray) -> np.ndarray:
-        s = g.reshape(-1, MECH.d).sum(axis=0)
-        r = MECH.clip * g.reshape(-1, MECH.d).shape[0]
-        n = float(np.linalg.norm(s))
-        return np.asarray(s * (r / n) if n > r else s)
-
-    return float(np.linalg.norm(mean(x) - mean(x2)) / (MECH.sigma * MECH.clip))
+    return MECH.mu(x, x2)
 
 
 def test_known_worst_pair_is_the_closed_form() -> None:
