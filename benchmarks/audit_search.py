@@ -65,41 +65,109 @@ def search_cases() -> list[tuple[str, Any, Any, bool, float | None]]:
     ]
 
 
-def cost_cases() -> list[tuple[str, Any, Any, list[tuple[Any, Any]], dict[str, Any], float]]:
-    """(name, mechanism, claim, known worst pairs, AdaptiveSearch keyword arguments, true mu)."""
+class NoisyTotal:
+    """The total of one answer vector in R^d plus Laplace(1) noise, claimed 1-DP: calibrated to an
+    l1 sensitivity of 1 while the answers are declared to move within the l2 ball of radius 1, so
+    the total moves by up to sqrt(d) (true eps 2 at d = 4, on the all-ones direction only)."""
+
+    def sample(self, data: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        return float(np.sum(data)) + rng.laplace(0.0, 1.0, size or 1)
+
+
+def cost_cases() -> list[tuple[str, Any, Any, list[tuple[Any, Any]], dict[str, Any], str, float]]:
+    """(name, mechanism, claim, known worst pairs, AdaptiveSearch keyword arguments, the bound
+    compared ("eps" or "mu"), its true value)."""
     hist = GaussianHistogram(sigma=2.0, bins=3)
     step = ClipAfterSumStep(sigma=2.0, clip=1.0, d=2)
+    ones = np.full((1, 4), 0.25)  # all-ones difference of l2 norm 1, about the centre of the box
     return [
+        ("noisy total, l2 answers (d=4)", NoisyTotal(), PureDP(1.0), [(-ones, ones)],
+         {"domain": Domain(-5.0, 5.0, n=1, d=4), "adjacency": "answers", "norm": "l2"}, "eps", 2.0),
         ("3-bin Gaussian histogram, zCDP claim", hist, ZCDP(1 / 8),
-         [(np.zeros(10), np.r_[np.zeros(9), 1.0])], {"domain": (0, 2, 10), "integers": True},
+         [(np.zeros(10), np.r_[np.zeros(9), 1.0])], {"domain": (0, 2, 10), "integers": True}, "mu",
          math.sqrt(2) / 2),
         ("DP-SGD step, clip after sum (d=2)", step, GDP(0.5),
          [(np.array([[-0.85, -0.85], [2.5, 2.5]]), np.array([[-0.85, -0.85]]))],
-         {"domain": Domain(-2.5, 2.5, n=2, d=2, adjacency="add_remove")}, 1.5),
+         {"domain": Domain(-2.5, 2.5, n=2, d=2, adjacency="add_remove")}, "mu", 1.5),
     ]
 
 
-def cost_section(samples: int, seeds: int, confidence: float) -> None:
-    """Per target and seed: the witness audit (the known worst pairs, fixed) against the audit with
-    ``AdaptiveSearch`` (default budget and keep, hill climbing) at the same samples per input: the
-    time of each, their ratio, and the eps and mu lower bounds each reaches."""
+def cost_section(samples: int, seeds: int, confidence: float, only: str | None = None) -> None:
+    """Per target and seed: the witness audit (the known worst pairs, fixed) and the audit with
+    ``AdaptiveSearch`` (default budget and keep, hill climbing) at the same samples per input, run
+    one after the other on the same seed (so both see the same load on a shared machine): the CPU
+    time of each (``time.process_time``: one process, no workers), their ratio, and the bound each
+    reaches; then per target the medians over seeds, the ratio of the median times and the median
+    of the per-seed ratios (each seed's two audits share the machine's load)."""
     header = (f"{'search cost':38} {'seed':>4} {'witness s':>9} {'search s':>9} {'ratio':>6} "
-              f"{'eps (witness)':>13} {'eps (search)':>12} {'mu (witness)':>12} {'mu (search)':>11} "
-              f"{'true mu':>7}")
+              f"{'bound':>5} {'witness':>8} {'search':>8} {'search/witness':>14} {'true':>6}")
     print("\n" + header + "\n" + "-" * len(header))
-    for name, mech, claim, worst, kw, true in cost_cases():
+    summary = []
+    for name, mech, claim, worst, kw, bound, true in cost_cases():
+        if only is not None and not any(o in name for o in only.split(",")):
+            continue
+        tw, ts, bw, bs = [], [], [], []
         for seed in range(seeds):
             opts: dict[str, Any] = {"samples": samples, "confidence": confidence, "seed": seed,
                                     "vectorised": True, "floating_point": False}
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             w = audit(mech, worst, claim, **opts)
-            t1 = time.perf_counter()
+            t1 = time.process_time()
             s = audit(mech, AdaptiveSearch(**kw), claim, **opts)
-            t2 = time.perf_counter()
-            print(f"{name:38} {seed:>4} {t1 - t0:9.2f} {t2 - t1:9.2f} {(t2 - t1) / (t1 - t0):6.2f} "
-                  f"{w.epsilon_lower:13.4g} {s.epsilon_lower:12.4g} {w.mu_lower:12.4g} "
-                  f"{s.mu_lower:11.4g} {true:7.4g}")
+            t2 = time.process_time()
+            tw.append(t1 - t0)
+            ts.append(t2 - t1)
+            bw.append(w.epsilon_lower if bound == "eps" else w.mu_lower)
+            bs.append(s.epsilon_lower if bound == "eps" else s.mu_lower)
+            print(f"{name:38} {seed:>4} {tw[-1]:9.2f} {ts[-1]:9.2f} {ts[-1] / tw[-1]:6.2f} {bound:>5} "
+                  f"{bw[-1]:8.4g} {bs[-1]:8.4g} {bs[-1] / bw[-1]:14.3f} {true:6.4g}")
             sys.stdout.flush()
+        summary.append((name, float(np.median(tw)), float(np.median(ts)),
+                        float(np.median(np.array(ts) / np.array(tw))), float(np.median(bw)),
+                        float(np.median(bs))))
+    print(f"\n{'median over seeds':38} {'samples':>8} {'witness s':>9} {'search s':>9} {'ratio':>6} "
+          f"{'paired':>6} {'bound witness':>13} {'bound search':>12}")
+    for name, mw, ms, paired, bw_, bs_ in summary:
+        print(f"{name:38} {samples:>8} {mw:9.2f} {ms:9.2f} {ms / mw:6.2f} {paired:6.2f} {bw_:13.4g} "
+              f"{bs_:12.4g}")
+    print("(ratio: of the median times; paired: the median of the per-seed ratios)")
+
+
+def reach_section(seeds: int = 8) -> None:
+    """The fraction of the known worst loss the search reaches with the exact loss of each pair as
+    its estimate and with seeded Gaussian noise of sd 0.05 on it (the minimum over ``seeds``), at the
+    default budget: the vector-answer targets of ``tests/verify/test_audit_search_answers.py`` (d =
+    4, one answer) and the clip-after-sum step (``ClipAfterSumStep.mu``, worst 3 / sigma)."""
+    from tests.verify import test_audit_search_answers as answers
+
+    targets: list[tuple[str, AdaptiveSearch, Any, AdaptiveSearch, float]] = []
+    for name, (norm, loss, worst, _) in sorted(answers.CASES.items()):
+        targets.append((f"{name} ({norm})", AdaptiveSearch(answers.DOMAIN, "answers", norm=norm), loss,
+                        AdaptiveSearch(answers.DOMAIN, "answers", norm=norm, method="surrogate"), worst))
+    step = ClipAfterSumStep(sigma=2.0, clip=1.0, d=2)
+    dom = Domain(-2.5, 2.5, n=2, d=2, adjacency="add_remove")
+    targets.append(("clip after sum, mu (add_remove)", AdaptiveSearch(dom), step.mu,
+                    AdaptiveSearch(dom, method="surrogate"), 3.0 / step.sigma))
+    header = (f"{'reached fraction of the worst (min over seeds)':48} {'climb':>6} {'climb+noise':>11} "
+              f"{'surrogate':>9} {'surr.+noise':>11}")
+    print("\n" + header + "\n" + "-" * len(header))
+    for name, climb, loss, surrogate, worst in targets:
+        cells = []
+        for search in (climb, surrogate):
+            for noise in (0.0, 0.05):
+                reached = []
+                for seed in range(seeds):
+                    noise_rng = np.random.default_rng(100 + seed)
+
+                    def estimate(cands: Any, loss: Any = loss, noise: float = noise,
+                                 noise_rng: np.random.Generator = noise_rng) -> list[float]:
+                        return [loss(x, x2) + noise * float(noise_rng.normal()) for x, x2 in cands]
+
+                    found = search.search(estimate, np.random.default_rng(seed))
+                    reached.append(max(loss(x, x2) for x, x2 in found) / worst)
+                cells.append(min(reached))
+        print(f"{name:48} {cells[0]:6.3f} {cells[1]:11.3f} {cells[2]:9.3f} {cells[3]:11.3f}")
+        sys.stdout.flush()
 
 
 def search_section(samples: int, seeds: int, confidence: float, budget: int = 48, first_seed: int = 0) -> int:

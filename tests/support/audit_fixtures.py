@@ -88,6 +88,17 @@ class ClipAfterSumStep:
             s = s * (radius / norm)
         return np.asarray(s + rng.normal(0.0, self.sigma * self.clip, (size or 1, self.d)), dtype=np.float64)
 
+    def mu(self, data: Any, data2: Any) -> float:
+        """The exact GDP mu of the pair: the distance between the two clipped sums over sigma clip
+        (the outputs are Gaussians of equal covariance (sigma clip)^2 I)."""
+        def mean(x: Any) -> FloatArray:
+            g = np.asarray(x, dtype=np.float64).reshape(-1, self.d)
+            s, radius = g.sum(axis=0), self.clip * g.shape[0]
+            norm = float(np.linalg.norm(s))
+            return np.asarray(s * (radius / norm) if norm > radius else s, dtype=np.float64)
+
+        return float(np.linalg.norm(mean(data) - mean(data2)) / (self.sigma * self.clip))
+
 
 @dataclass(frozen=True)
 class GaussianHistogram:

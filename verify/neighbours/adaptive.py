@@ -19,7 +19,7 @@ from .fixed import MAX_N, Estimator, FloatPair, check_domain, statdp_patterns
 from .space import SearchSpace, differing_record, rows_differ, unique_pairs
 from .surrogate import Surrogate
 
-__all__ = ["ANTIPODAL_FRACTIONS", "SURROGATE_QUANTILES", "AdaptiveSearch", "SearchMethod"]
+__all__ = ["ANTIPODAL_FRACTIONS", "CONFIRMATIONS", "SURROGATE_QUANTILES", "AdaptiveSearch", "SearchMethod"]
 
 #: How the adaptive search moves after its structured start.
 SearchMethod = Literal["climb", "surrogate"]
@@ -28,6 +28,9 @@ SURROGATE_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 #: Where the antipodal starts put the shared records: this fraction of the way from the centre
 #: toward the opposite of the changed record.
 ANTIPODAL_FRACTIONS = (0.25, 0.5)
+#: How many of the best pairs the search estimates a second time on fresh draws before ranking them
+#: by the mean of their two estimates (at least ``keep``, at most a sixth of the budget).
+CONFIRMATIONS = 4
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,12 @@ class AdaptiveSearch:
     ``method="surrogate"`` a DP-Finder-style search [@bichsel2018dpfinder]: a smooth surrogate
     (Gaussian-process regression) of the estimated loss as a function of the pair, optimised by
     local search over moves without drawing, its best candidates estimated on fresh draws and
-    refitted, and the most promising confirmed by a second estimate on fresh draws.
+    refitted. The last min(max(``CONFIRMATIONS``, keep), max(1, budget // 6)) estimates (4 by default)
+    re-estimate the leading pairs on fresh draws, and pairs are ranked by the mean of their two
+    estimates: a single estimate of the best of many pairs is biased upward (the winner's curse).
+    keep: the pairs returned, best mean first (default 1: a runner-up within the exploration noise
+    of the best, as a mirror image or a small rotation of it, would double the final audit's cost
+    for a gain of at most that noise).
     ``verify.audit`` runs the search on exploration draws independent of its selection and
     evaluation draws (the event of each estimate is chosen on those draws) and audits the ``keep``
     best pairs, so the search costs no error budget: any rule for choosing pairs keeps the
@@ -73,7 +81,7 @@ class AdaptiveSearch:
     integers: bool = False
     sensitivity: float = 1.0
     budget: int = 24
-    keep: int = 2
+    keep: int = 1
     ball: tuple[str, float] | None = None
     method: str = "climb"
     norm: str = "linf"
@@ -237,9 +245,12 @@ class AdaptiveSearch:
     # ----- the search ------------------------------------------------------------------------------
     def search(self, estimate: Estimator, rng: np.random.Generator) -> list[FloatPair]:
         """Structured candidates, chain bisection, then hill climbing or the surrogate search, within
-        ``budget`` estimates; returns the ``keep`` pairs with the largest estimated loss."""
+        ``budget`` estimates, the last ``_confirmations()`` of them spent on second estimates of the
+        best pairs; returns the ``keep`` pairs with the largest mean estimate (pairs estimated twice
+        first)."""
         sp = self._space
         state = _State(self.budget, estimate, sp)
+        confirm = self._confirmations()
         starts = self._starts()
         state.add(starts, state.run(starts))
         if sp.adj != "answers":
@@ -248,19 +259,28 @@ class AdaptiveSearch:
             if len(recs) > 2 and sp.d == 1:  # vector records: the budget goes to the antipodal starts
                 chains += [(recs[0], recs[2]), (recs[2], recs[1])]
             for a, b in chains:
-                if state.left() <= 0:
+                if state.left() <= confirm:
                     break
                 state.add(*self._bisect(a, b, state.run))
-        if self.method == "surrogate":
-            return [(sp.out(a), sp.out(b)) for a, b in self._surrogate(state, rng)]
-        while state.left() > 0:
+        top = self._surrogate(state, rng, confirm) if self.method == "surrogate" else []
+        while self.method == "climb" and state.left() > confirm:
             parents = state.best(4)
             children = unique_pairs([self._move(p, rng) for p in parents for _ in range(2)])
             children = [c for c in children if state.key(c) not in state.seen] or children
             if not children:
                 break
+            children = children[: state.left() - confirm]
             state.add(children, state.run(children))
-        return [(sp.out(a), sp.out(b)) for a, b in state.best(self.keep)]
+        top = top or state.best(confirm)
+        state.add(top, state.run(top))
+        return [(sp.out(a), sp.out(b)) for a, b in state.best(self.keep, average=True)]
+
+    def _confirmations(self) -> int:
+        """Second estimates the search reserves: ``CONFIRMATIONS`` or ``keep`` if larger, at most
+        a sixth of the budget (at least one). A single estimate of the best of many pairs is biased
+        upward (the winner's curse); the mean with a fresh one ranks the leaders without that bias,
+        so the final audit needs no runner-up as a hedge against a lucky estimate."""
+        return min(max(CONFIRMATIONS, self.keep), max(1, self.budget // 6))
 
     def _bisect(self, a: FloatArray, b: FloatArray,
                 run: Callable[[list[FloatPair]], list[float]]) -> tuple[list[FloatPair], list[float]]:
@@ -280,13 +300,12 @@ class AdaptiveSearch:
         pair = (fix(link[0]), fix(link[1]))
         return [pair], run([pair])
 
-    def _surrogate(self, state: _State, rng: np.random.Generator) -> list[FloatPair]:
+    def _surrogate(self, state: _State, rng: np.random.Generator, confirm: int) -> list[FloatPair]:
         """The DP-Finder-style phase [@bichsel2018dpfinder, Sec. 4-5]: fit a smooth surrogate of the
         estimated loss over the pairs estimated so far, maximise an optimistic acquisition (mean +
         sd) by local search over moves (no draws), estimate the best few new pairs on fresh draws,
-        refit; finally re-estimate the most promising pairs on fresh draws (the confirmation) and
-        rank them by the mean of their estimates."""
-        confirm = min(self.keep, max(1, self.budget // 6))
+        refit, until ``confirm`` estimates are left; returns the ``confirm`` most promising pairs
+        (by the larger of the surrogate's mean and the estimate) for ``search`` to confirm."""
         batch = 4
         while state.left() > confirm:
             gp = Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
@@ -298,10 +317,7 @@ class AdaptiveSearch:
         gp = Surrogate.fit(np.array([self._features(p) for p in state.pairs]), np.array(state.values))
         mean, _ = gp.predict(np.array([self._features(p) for p in state.pairs]))
         order = sorted(range(len(state.pairs)), key=lambda i: (-max(float(mean[i]), state.values[i]), i))
-        top = unique_pairs([state.pairs[i] for i in order])[:confirm]
-        again = state.run(top)
-        state.add(top, again)
-        return state.best(self.keep, average=True)
+        return unique_pairs([state.pairs[i] for i in order])[:confirm]
 
     def _optimise(self, gp: Surrogate, state: _State, rng: np.random.Generator) -> list[FloatPair]:
         """Local maxima of the acquisition, by greedy moves from the best estimated pairs and from
