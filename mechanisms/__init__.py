@@ -58,7 +58,7 @@ from .estimators import (
     wald_test,
 )
 from .local import BCDPMean, DuchiL2, RandomizedResponse
-from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
+from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Staircase
 from .queries import (
     Count,
     CustomQuery,
@@ -157,6 +157,7 @@ __all__ = [
     "SmoothSensitivityMedian",
     "SmoothSensitivityVector",
     "SparseMean",
+    "Staircase",
     "SubsampleAndAggregate",
     "Sum",
     "TruncatedMean",
