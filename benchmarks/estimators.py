@@ -283,9 +283,10 @@ DISTS = ("normal", "t3", "contaminated")
 ESTIMANDS = ("variance", "std", "mean", "median", "q90", "iqr")
 
 
-#: The dpcert estimator of each estimand in the anchor table (``--anchor-table``): one per relation.
+#: The dpcert estimators of each estimand in the anchor table (``--anchor-table``): one per relation (the
+#: first), and for the mean the Laplace release beside the staircase, for comparison.
 PRIMARY = {"variance": ("adaptive variance", "adaptive variance [a/r]"),
-           "std": ("adaptive std", "adaptive std [a/r]"), "mean": ("staircase clipped mean",),
+           "std": ("adaptive std", "adaptive std [a/r]"), "mean": ("staircase clipped mean", "Laplace clipped mean"),
            "median": ("EM median",), "q90": ("EM 0.9-quantile",), "iqr": ("EM q75 - EM q25",)}
 
 
