@@ -7,8 +7,14 @@ probability 0.95, a point mass at 100 with probability 0.05; every value is clip
 variance and standard deviation by numerical integration). Each dpcert row states its neighbouring
 relation (``rel``: replace-one or add/remove) and is compared with the best anchor at the same
 relation: diffprivlib and OpenDP (sized data, d_in = 2 symmetric distance) are replace-one, PyDP
-(python-dp, which releases noisy sums and a noisy count) is add/remove. The ratio carries a paired
-bootstrap standard error (200 resamples of the trials). Budget: eps = 1 (pure-DP estimators and
+(python-dp, which releases noisy sums and a noisy count) is add/remove. Common random numbers: the
+datasets come from a generator of their own (seeded by seed, n and the law), the same for every
+estimator and independent of which estimators run; ``--releases R`` draws R private releases of every
+estimator per dataset (the RMSE is over datasets and releases). The ratio of RMSEs carries a paired
+standard error over the datasets, by the delta method on the per-dataset mean squared errors
+(``paired_ratio``: the sampling error each dataset gives both estimators cancels to first order), and
+a paired bootstrap of the same (column ``boot``, 400 resamples) as a check. ``--anchor-table`` keeps
+the dpcert estimators of the anchor table only (``PRIMARY``). Budget: eps = 1 (pure-DP estimators and
 all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
 declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
 sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
@@ -286,7 +292,8 @@ ESTIMANDS = ("variance", "std", "mean", "median", "q90", "iqr")
 #: The dpcert estimators of each estimand in the anchor table (``--anchor-table``): one per relation (the
 #: first), and for the mean the Laplace release beside the staircase, for comparison.
 PRIMARY = {"variance": ("adaptive variance", "adaptive variance [a/r]"),
-           "std": ("adaptive std", "adaptive std [a/r]"), "mean": ("staircase clipped mean", "Laplace clipped mean"),
+           "std": ("adaptive std", "adaptive std [a/r]"),
+           "mean": ("staircase clipped mean", "Laplace clipped mean"),
            "median": ("EM median",), "q90": ("EM 0.9-quantile",), "iqr": ("EM q75 - EM q25",)}
 
 
