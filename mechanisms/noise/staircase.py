@@ -19,8 +19,10 @@ so t(z + s) and t(z) differ by at most 1 and the pmf ratio is at most exp(eps_r)
 ``PureDP(eps_r)`` whatever g, with eps_r = eps rounded down to a multiple of 2^-30 (an exact rational,
 so the sampler is exact).
 
-Exact sampler (integers only): the stair index T with P(T = t) = (1 - e^-eps_r) e^(-eps_r t) counts
-exact Bernoulli(exp(-eps_r)) successes [@canonne2020discrete, Alg. 1] before a failure; T = 0 is kept
+Exact sampler (integers only): with eps_r = a/b in lowest terms, X >= 0 with P(X = x) proportional to
+exp(-x/b) (``samplers.geometric_array``, exact [@canonne2020discrete, Alg. 2]) gives the stair index
+T = floor(X/a), P(T = t) proportional to sum_{x = ta}^{ta + a - 1} exp(-x/b), i.e. to exp(-eps_r t)
+(expected work O(1) for every eps, as the discrete Laplace's); T = 0 is kept
 with probability (2g - 1)/(2K) (a uniform integer below 2K compared with 2g - 1), T >= 1 always (each
 stair t >= 1 has 2K points, the central one 2g - 1), else redrawn; then Z is uniform on the stair's
 points. So P(Z = z) is proportional to exp(-eps_r t(z)), exactly.
@@ -44,7 +46,7 @@ from accountant.core.validation import check_count, check_real
 from ..base import Mechanism, OutputSpec
 from ..domain import is_numeric, to_float_up
 from ..queries import Query
-from ..samplers import bernoulli_exp_neg_vec, check_shape, floor_log2, from_lattice, to_lattice
+from ..samplers import check_shape, floor_log2, from_lattice, geometric_array, to_lattice
 
 __all__ = ["Staircase", "staircase_array", "staircase_gamma", "staircase_variance_ratio"]
 
@@ -97,14 +99,7 @@ def staircase_array(rng: np.random.Generator, eps: Fraction, stair: int, centre:
     filled = 0
     while filled < count:
         m = count - filled
-        t = np.zeros(m, dtype=np.int64)
-        alive = np.ones(m, dtype=bool)
-        while alive.any():
-            idx = np.flatnonzero(alive)
-            hit = bernoulli_exp_neg_vec(rng, np.full(idx.size, eps.numerator, dtype=np.int64),
-                                        np.full(idx.size, eps.denominator, dtype=np.int64))
-            t[idx[hit]] += 1
-            alive[idx[~hit]] = False
+        t = geometric_array(rng, eps.denominator, (m,)) // eps.numerator
         u = rng.integers(0, 2 * stair, size=m)
         keep = (t > 0) | (u < 2 * centre - 1)
         t, u = t[keep], u[keep]

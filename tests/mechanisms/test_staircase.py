@@ -41,18 +41,28 @@ def test_gamma_star_minimises_the_variance(eps: float) -> None:
     assert staircase_variance_ratio(eps) < 1.0  # below the Laplace mechanism's 2/eps^2
 
 
-def test_sampler_follows_its_pmf() -> None:
-    """200000 draws with eps = 1/2, stairs of 3 points, central stair {-1, 0, 1}: chi-square against
-    P(z) proportional to exp(-t(z)/2) on |z| <= 25 plus the tail (false-alarm rate 1e-3)."""
+@pytest.mark.parametrize(("eps", "stair", "centre"), [(Fraction(1, 2), 3, 2), (Fraction(3, 4), 4, 1)])
+def test_sampler_follows_its_pmf(eps: Fraction, stair: int, centre: int) -> None:
+    """100000 draws: chi-square against P(z) proportional to exp(-eps t(z)) on |z| <= 25 plus the
+    tail (false-alarm rate 1e-3 each); eps = 3/4 exercises T = floor(X/3)."""
     rng = np.random.default_rng(5)
-    z = staircase_array(rng, Fraction(1, 2), 3, 2, (200_000,))
+    z = staircase_array(rng, eps, stair, centre, (100_000,))
     support = np.arange(-25, 26)
-    weight = np.exp(-0.5 * np.floor((np.abs(support) + 1) / 3))
-    b = math.exp(-0.5)
-    total = 3 + 6 * b / (1 - b)  # 2g - 1 points at level 0, 2K at every level t >= 1
+    weight = np.exp(-float(eps) * np.floor((np.abs(support) + stair - centre) / stair))
+    b = math.exp(-float(eps))
+    total = 2 * centre - 1 + 2 * stair * b / (1 - b)  # 2g - 1 points at level 0, 2K at every level t >= 1
     p = np.append(weight / total, 1 - weight.sum() / total)
     counts = np.append([np.count_nonzero(z == v) for v in support], np.count_nonzero(np.abs(z) > 25))
     assert stats.chisquare(counts, p * z.size).pvalue > 1e-3
+
+
+def test_small_eps_is_sampled_quickly_and_centred() -> None:
+    """eps = 2^-20 (stairs ~ 2^20 wide, T ~ 10^6): 2000 draws, mean within 4 standard errors of 0 (the
+    sampler's work does not grow with 1/eps)."""
+    rng = np.random.default_rng(8)
+    z = staircase_array(rng, Fraction(1, 2**20), 7, 3, (2000,)).astype(np.float64)
+    assert abs(z.mean()) < 4 * z.std() / math.sqrt(z.size)
+    assert np.median(np.abs(z)) > 7 * 2**18  # about ln 2 / eps stairs of 7 points
 
 
 def test_privacy_loss_is_bounded_by_eps_and_attains_it() -> None:
