@@ -7,8 +7,14 @@ probability 0.95, a point mass at 100 with probability 0.05; every value is clip
 variance and standard deviation by numerical integration). Each dpcert row states its neighbouring
 relation (``rel``: replace-one or add/remove) and is compared with the best anchor at the same
 relation: diffprivlib and OpenDP (sized data, d_in = 2 symmetric distance) are replace-one, PyDP
-(python-dp, which releases noisy sums and a noisy count) is add/remove. The ratio carries a paired
-bootstrap standard error (200 resamples of the trials). Budget: eps = 1 (pure-DP estimators and
+(python-dp, which releases noisy sums and a noisy count) is add/remove. Common random numbers: the
+datasets come from a generator of their own (seeded by seed, n and the law), the same for every
+estimator and independent of which estimators run; ``--releases R`` draws R private releases of every
+estimator per dataset (the RMSE is over datasets and releases). The ratio of RMSEs carries a paired
+standard error over the datasets, by the delta method on the per-dataset mean squared errors
+(``paired_ratio``: the sampling error each dataset gives both estimators cancels to first order), and
+a paired bootstrap of the same (column ``boot``, 400 resamples) as a check. ``--anchor-table`` keeps
+the dpcert estimators of the anchor table only (``PRIMARY``). Budget: eps = 1 (pure-DP estimators and
 all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
 declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
 sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
@@ -80,10 +86,22 @@ from mechanisms.estimators import (
     TruncatedMean,
     cdp_epsilon_for,
 )
+from mechanisms.noise import Staircase
 
 EPS, DELTA, LO, HI = 1.0, 1e-6, -10.0, 10.0
 BINS = 2**14
-Estimator = Callable[[np.ndarray, np.random.Generator], Any]
+
+
+def quantile_bins(n: int) -> int:
+    """Candidates of dpcert's exponential-mechanism quantiles at sample size n: 2^14, or the power of
+    two >= 16 n when larger. The grid adds an error of about w / sqrt(12), w = (HI - LO)/bins, to the
+    exponential mechanism's own (a few order-statistic spacings, ~1/(n f)); a grid that refines with n
+    keeps it below that, as the data-interval mechanism (diffprivlib) has no grid at all."""
+    return max(BINS, 1 << math.ceil(math.log2(16 * n)))
+#: (dataset, the dataset as a list of floats, generator, releases) -> the releases, shape (releases,).
+Estimator = Callable[[np.ndarray, list[float], np.random.Generator, int], np.ndarray]
+#: An anchor library's estimator: (dataset, dataset as a list, generator) -> one release.
+AnchorEstimator = Callable[[np.ndarray, list[float], np.random.Generator], Any]
 
 
 # ------------------------------------------------------------------------------------------ data
@@ -147,28 +165,28 @@ def truth(estimand: str, dist: str) -> float:
 
 # --------------------------------------------------------------------------------------- anchors
 
-def anchors() -> tuple[dict[str, Callable[[int], dict[str, Estimator]]], list[str]]:
+def anchors() -> tuple[dict[str, Callable[[int], dict[str, AnchorEstimator]]], list[str]]:
     """Per library: n -> {estimand: estimator}; and notes on libraries that did not import."""
-    libs: dict[str, Callable[[int], dict[str, Estimator]]] = {}
+    libs: dict[str, Callable[[int], dict[str, AnchorEstimator]]] = {}
     notes = []
     try:
         from diffprivlib import tools
 
-        def dpl(n: int) -> dict[str, Estimator]:
+        def dpl(n: int) -> dict[str, AnchorEstimator]:
             b = (LO, HI)
 
             def rs(rng: np.random.Generator) -> int:  # diffprivlib takes a seed or a RandomState
                 return int(rng.integers(2**31))
 
             return {
-                "mean": lambda x, rng: tools.mean(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
-                "median": lambda x, rng: tools.median(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
-                "q90": lambda x, rng: tools.quantile(x, 0.9, epsilon=EPS, bounds=b, random_state=rs(rng)),
-                "iqr": lambda x, rng: (
+                "mean": lambda x, xl, rng: tools.mean(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "median": lambda x, xl, rng: tools.median(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "q90": lambda x, xl, rng: tools.quantile(x, 0.9, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "iqr": lambda x, xl, rng: (
                     tools.quantile(x, 0.75, epsilon=EPS / 2, bounds=b, random_state=rs(rng))
                     - tools.quantile(x, 0.25, epsilon=EPS / 2, bounds=b, random_state=rs(rng))),
-                "variance": lambda x, rng: tools.var(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
-                "std": lambda x, rng: tools.std(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "variance": lambda x, xl, rng: tools.var(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
+                "std": lambda x, xl, rng: tools.std(x, epsilon=EPS, bounds=b, random_state=rs(rng)),
             }
 
         libs["diffprivlib"] = dpl
@@ -180,7 +198,7 @@ def anchors() -> tuple[dict[str, Callable[[int], dict[str, Estimator]]], list[st
         dp.enable_features("contrib")
         cands = list(np.linspace(LO, HI, BINS + 1))
 
-        def odp(n: int) -> dict[str, Estimator]:
+        def odp(n: int) -> dict[str, AnchorEstimator]:
             space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n), dp.symmetric_distance()
 
             def quant(alpha: float, eps: float) -> Any:  # d_in = 2: one record replaced
@@ -195,11 +213,11 @@ def anchors() -> tuple[dict[str, Callable[[int], dict[str, Estimator]]], list[st
                 lambda s: space >> dp.t.then_clamp((LO, HI)) >> dp.t.then_variance() >> dp.m.then_laplace(s),
                 d_in=2, d_out=EPS)
             med, q90, q25, q75 = quant(0.5, EPS), quant(0.9, EPS), quant(0.25, EPS / 2), quant(0.75, EPS / 2)
-            return {"mean": lambda x, rng: mean(list(x)), "median": lambda x, rng: med(list(x)),
-                    "q90": lambda x, rng: q90(list(x)),
-                    "iqr": lambda x, rng: q75(list(x)) - q25(list(x)),
-                    "variance": lambda x, rng: var(list(x)),
-                    "std": lambda x, rng: math.sqrt(max(var(list(x)), 0.0))}
+            return {"mean": lambda x, xl, rng: mean(xl), "median": lambda x, xl, rng: med(xl),
+                    "q90": lambda x, xl, rng: q90(xl),
+                    "iqr": lambda x, xl, rng: q75(xl) - q25(xl),
+                    "variance": lambda x, xl, rng: var(xl),
+                    "std": lambda x, xl, rng: math.sqrt(max(var(xl), 0.0))}
 
         libs["opendp"] = odp
     except Exception as exc:
@@ -207,10 +225,10 @@ def anchors() -> tuple[dict[str, Callable[[int], dict[str, Estimator]]], list[st
     try:
         from pydp.algorithms.laplacian import BoundedStandardDeviation, BoundedVariance
 
-        def pdp(n: int) -> dict[str, Estimator]:
+        def pdp(n: int) -> dict[str, AnchorEstimator]:
             kw = {"epsilon": EPS, "lower_bound": LO, "upper_bound": HI, "dtype": "float"}
-            return {"variance": lambda x, rng: BoundedVariance(**kw).quick_result(list(x)),
-                    "std": lambda x, rng: BoundedStandardDeviation(**kw).quick_result(list(x))}
+            return {"variance": lambda x, xl, rng: BoundedVariance(**kw).quick_result(xl),
+                    "std": lambda x, xl, rng: BoundedStandardDeviation(**kw).quick_result(xl)}
 
         libs["pydp"] = pdp
     except Exception as exc:
@@ -228,8 +246,10 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     """estimand -> {name: (estimator, declared eps at delta = 1e-6)}; a name ending in " [a/r]" is
     add/remove, every other replace-one (``relation``)."""
     lap = Laplace.calibrated(Mean(Domain(LO, HI, n, clip=True)), PureDP(EPS))
-    em = {q: ExponentialQuantile(LO, HI, n, EPS, q=q, bins=BINS) for q in (0.5, 0.9)}
-    em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=BINS) for q in (0.25, 0.75)}
+    stair = Staircase(Mean(Domain(LO, HI, n, clip=True)), EPS)
+    bins = quantile_bins(n)
+    em = {q: ExponentialQuantile(LO, HI, n, EPS, q=q, bins=bins) for q in (0.5, 0.9)}
+    em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=bins) for q in (0.25, 0.75)}
     ss = SmoothSensitivityMedian(LO, HI, n, EPS, DELTA)
     ptr = PTRMedian(LO, HI, n, EPS / 2, DELTA, eta=150.0 / n)
     lln = {q: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA, q=q) for q in (0.5, 0.9)}
@@ -244,7 +264,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
         return float(m.guarantee().epsilon(DELTA))
 
     def one(m: Any) -> Estimator:
-        return lambda x, rng: m.sample(x, rng)
+        return lambda x, xl, rng, r: np.asarray(m.sample(x, rng, size=r), dtype=float)
 
     ada = {(adj, out): AdaptiveVariance(LO, HI, EPS, adj, n if adj == "replace" else None, output_kind=out)
            for adj in ("replace", "add_remove") for out in ("variance", "std")}
@@ -255,7 +275,8 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
                      "Laplace clipped var.": (one(plug), eps_of(plug))},
         "std": {"adaptive std": (one(ada["replace", "std"]), EPS),
                 "adaptive std [a/r]": (one(ada["add_remove", "std"]), EPS)},
-        "mean": {"Laplace clipped mean": (one(lap), eps_of(lap)),
+        "mean": {"staircase clipped mean": (one(stair), eps_of(stair)),
+                 "Laplace clipped mean": (one(lap), eps_of(lap)),
                  "LLN 10%-trimmed mean": (one(lln_tm), eps_of(lln_tm))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
                    "LLN smooth-sens. median": (one(lln[0.5]), eps_of(lln[0.5])),
@@ -267,7 +288,8 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
         "q90": {"EM 0.9-quantile": (one(em[0.9]), EPS),
                 "LLN smooth-sens. 0.9-q.": (one(lln[0.9]), eps_of(lln[0.9]))},
         "iqr": {"EM q75 - EM q25": (
-            lambda x, rng: em_half[0.75].sample(x, rng) - em_half[0.25].sample(x, rng), EPS),
+            lambda x, xl, rng, r: em_half[0.75].sample(x, rng, size=r) - em_half[0.25].sample(x, rng, size=r),
+            EPS),
                 "Scale (Alg. 12)": (one(scale), eps_of(scale))},
     }
 
@@ -293,6 +315,14 @@ DISTS = ("normal", "t3", "contaminated")
 ESTIMANDS = ("variance", "std", "mean", "median", "q90", "iqr")
 
 
+#: The dpcert estimators of each estimand in the anchor table (``--anchor-table``): one per relation (the
+#: first), and for the mean the Laplace release beside the staircase, for comparison.
+PRIMARY = {"variance": ("adaptive variance", "adaptive variance [a/r]"),
+           "std": ("adaptive std", "adaptive std [a/r]"),
+           "mean": ("staircase clipped mean", "Laplace clipped mean"),
+           "median": ("EM median",), "q90": ("EM 0.9-quantile",), "iqr": ("EM q75 - EM q25",)}
+
+
 def rmse(e: np.ndarray) -> float:
     return math.sqrt(float(np.mean(np.square(e))))
 
@@ -304,66 +334,112 @@ def rmse_se(e: np.ndarray) -> float:
     return float(np.std(e**2, ddof=1) / (2 * rmse(e) * math.sqrt(e.size)))
 
 
-def ratio_se(ours: np.ndarray, theirs: np.ndarray, seed: int, reps: int = 200) -> float:
-    """Paired bootstrap standard error of rmse(ours)/rmse(theirs) over the trials."""
+def trial_mse(errors: list[np.ndarray]) -> np.ndarray:
+    """Per dataset, the mean squared error over its releases (refusals, NaN, left out)."""
+    return np.asarray([np.nanmean(np.square(e)) if (~np.isnan(e)).any() else math.nan for e in errors])
+
+
+def mse_rmse_se(msq: np.ndarray) -> tuple[float, float]:
+    """RMSE = sqrt(mean of the per-dataset mean squared errors) and its delta-method standard error
+    sd(msq) / (2 RMSE sqrt(datasets)): the datasets are the independent units."""
+    m = msq[~np.isnan(msq)]
+    r = math.sqrt(float(np.mean(m))) if m.size else math.nan
+    se = float(np.std(m, ddof=1) / (2 * r * math.sqrt(m.size))) if m.size > 1 and r > 0 else math.nan
+    return r, se
+
+
+def paired_ratio(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
+    """rmse(ours)/rmse(theirs) from per-dataset mean squared errors on the same datasets (common random
+    numbers), and its paired delta-method standard error: with A, B the means of a_i, b_i over the T
+    datasets, Var(log sqrt(A/B)) ~ Var(a_i/A - b_i/B) / (4 T), so se = ratio sd(a_i/A - b_i/B) / (2 sqrt T).
+    The shared sampling error of each dataset cancels in a_i/A - b_i/B to first order."""
+    ok = ~np.isnan(ours) & ~np.isnan(theirs)
+    a, b = ours[ok], theirs[ok]
+    if a.size < 2:
+        return math.nan, math.nan
+    ma, mb = float(np.mean(a)), float(np.mean(b))
+    r = math.sqrt(ma / mb)
+    return r, r * float(np.std(a / ma - b / mb, ddof=1)) / (2 * math.sqrt(a.size))
+
+
+def ratio_se(ours: np.ndarray, theirs: np.ndarray, seed: int, reps: int = 400) -> float:
+    """Paired bootstrap standard error of rmse(ours)/rmse(theirs), resampling the datasets (each with
+    all its releases) from per-dataset mean squared errors; a check on ``paired_ratio``'s."""
     g = np.random.default_rng(seed)
     idx = g.integers(0, ours.size, size=(reps, ours.size))
-    r = np.sqrt(np.mean(ours[idx] ** 2, axis=1) / np.mean(theirs[idx] ** 2, axis=1))
+    r = np.sqrt(np.mean(ours[idx], axis=1) / np.mean(theirs[idx], axis=1))
     return float(np.std(r, ddof=1))
 
 
+def repeated(f: AnchorEstimator) -> Estimator:
+    """An anchor's estimator called once per release."""
+    def run(x: np.ndarray, xl: list[float], rng: np.random.Generator, r: int) -> np.ndarray:
+        return np.asarray([f(x, xl, rng) for _ in range(r)], dtype=object)
+    return run
+
+
 def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS,
-                   estimands: tuple[str, ...] = ESTIMANDS) -> list[dict[str, Any]]:
+                   estimands: tuple[str, ...] = ESTIMANDS, releases: int = 1,
+                   anchor_table: bool = False) -> list[dict[str, Any]]:
+    """Every estimator on the same ``trials`` datasets per (law, n) (common random numbers: the
+    datasets come from their own generator, seeded by (seed, n, law), and do not depend on which
+    estimators run), ``releases`` private releases of each estimator per dataset."""
     libs, notes = anchors()
     for note in notes:
         print(f"# {note}")
     rows = []
     for dist in dists:
         for n in ns:
-            ours = {k: v for k, v in dpcert(n).items() if k in estimands}
+            ours = {k: {name: v for name, v in est.items() if not anchor_table or name in PRIMARY[k]}
+                    for k, est in dpcert(n).items() if k in estimands}
             theirs = {lib: make(n) for lib, make in libs.items()}
-            errs: dict[tuple[str, str], list[float]] = {}
+            errs: dict[tuple[str, str], list[np.ndarray]] = {}
             secs: dict[tuple[str, str], float] = {}
             refusals: dict[tuple[str, str], int] = {}
-            rng = np.random.default_rng([seed, n, DISTS.index(dist)])
+            data_rng = np.random.default_rng([seed, n, DISTS.index(dist)])
+            rng = np.random.default_rng([seed, n, DISTS.index(dist), 1])
             for _ in range(trials):
-                x = draw(dist, rng, n)
+                x = draw(dist, data_rng, n)
+                xl = x.tolist()
                 for estimand in ours:
                     t = truth(estimand, dist)
-                    cands = {**{(estimand, k): v[0] for k, v in ours[estimand].items()},
-                             **{(estimand, f"@{lib}"): est[estimand] for lib, est in theirs.items()
-                                if estimand in est}}
+                    cands: dict[tuple[str, str], Estimator] = {
+                        (estimand, k): v[0] for k, v in ours[estimand].items()}
+                    for lib, est in theirs.items():
+                        if estimand in est:
+                            cands[estimand, f"@{lib}"] = repeated(est[estimand])
                     for key, fn in cands.items():
                         t0 = time.perf_counter()
-                        out = fn(x, rng)
+                        out = fn(x, xl, rng, releases)
                         secs[key] = secs.get(key, 0.0) + time.perf_counter() - t0
-                        if out is BOTTOM:
-                            refusals[key] = refusals.get(key, 0) + 1
-                            out = math.nan
-                        errs.setdefault(key, []).append(float(out) - t)
+                        bottom = np.asarray([o is BOTTOM for o in out], dtype=bool)
+                        refusals[key] = refusals.get(key, 0) + int(bottom.sum())
+                        vals = np.asarray([math.nan if b else float(o)
+                                           for o, b in zip(out, bottom, strict=True)])
+                        errs.setdefault(key, []).append(vals - t)
             for estimand in ours:
-                arr = {k[1]: np.asarray(v) for k, v in errs.items() if k[0] == estimand}
+                msq = {k[1]: trial_mse(v) for k, v in errs.items() if k[0] == estimand}
                 for name, (_, eps) in ours[estimand].items():
                     key = (estimand, name)
                     rel = relation(name)
-                    anchor = {lib[1:]: rmse(v[~np.isnan(v)]) for lib, v in arr.items()
+                    anchor = {lib[1:]: mse_rmse_se(v)[0] for lib, v in msq.items()
                               if lib.startswith("@") and RELATION[lib[1:]] == rel}
                     best = min(anchor.items(), key=lambda kv: kv[1]) if anchor else None
-                    e = arr[name]
-                    ok = ~np.isnan(e)
-                    se = math.nan
+                    r, se = mse_rmse_se(msq[name])
+                    ratio = rse = boot = math.nan
                     if best is not None:
-                        both = ok & ~np.isnan(arr["@" + best[0]])
-                        se = ratio_se(e[both], arr["@" + best[0]][both], seed)
+                        ratio, rse = paired_ratio(msq[name], msq["@" + best[0]])
+                        both = ~np.isnan(msq[name]) & ~np.isnan(msq["@" + best[0]])
+                        boot = ratio_se(msq[name][both], msq["@" + best[0]][both], seed)
                     rows.append({"estimand": estimand, "dist": dist, "n": n, "estimator": name, "eps": eps,
                                  "rel": "a/r" if rel == "add_remove" else "repl",
-                                 "rmse": rmse(e[ok]) if ok.any() else math.nan,
-                                 "rmse_se": rmse_se(e[ok]),
-                                 "sec": secs[key] / trials,
-                                 "refused": refusals.get(key, 0) / trials,
+                                 "rmse": r, "rmse_se": se, "sec": secs[key] / (trials * releases),
+                                 "refused": refusals.get(key, 0) / (trials * releases),
                                  "anchor": best[0] if best else "-",
                                  "anchor_rmse": best[1] if best else math.nan,
-                                 "ratio_se": se, "anchors": anchor})
+                                 "ratio": ratio, "ratio_se": rse, "ratio_boot_se": boot, "anchors": anchor,
+                                 "anchor_sec": {lib: secs[estimand, "@" + lib] / (trials * releases)
+                                                for lib in anchor}})
                 print_rows(rows[-len(ours[estimand]):])
     return rows
 
@@ -392,9 +468,11 @@ def run_sparse(ns: list[int], trials: int, seed: int,
                     err[key].append(float(np.sum((out - mu) ** 2)))
             rows.append({"estimand": "sparse mean", "dist": dist, "n": n, "estimator": "sparse mean (Alg. 3)",
                          "eps": eps, "rel": "repl", "rmse_se": math.nan, "ratio_se": math.nan,
+                         "ratio_boot_se": math.nan,
                          "rmse": math.sqrt(np.mean(err["sparse"])), "sec": sec["sparse"] / trials,
                          "refused": 0.0, "anchor": "dpcert truncated mean",
-                         "anchor_rmse": math.sqrt(np.mean(err["base"])), "anchors": {}})
+                         "anchor_rmse": math.sqrt(np.mean(err["base"])), "anchors": {},
+                         "ratio": math.sqrt(np.mean(err["sparse"]) / np.mean(err["base"]))})
             print_rows(rows[-1:])
     return rows
 
@@ -504,18 +582,19 @@ def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = 
 
 HEADER = (f"{'estimand':12} {'data':13} {'n':>7} {'dpcert estimator':24} {'rel':>4} {'eps':>6} {'RMSE':>9} "
           f"{'+-se':>8} {'s/est':>8} {'refused':>7} {'best anchor':12} {'anchor RMSE':>11} {'ratio':>6} "
-          f"{'+-se':>5}")
+          f"{'+-se':>6} {'boot':>6}")
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
     for r in rows:
-        ratio = r["rmse"] / r["anchor_rmse"] if r["anchor_rmse"] == r["anchor_rmse"] else math.nan
         print(f"{r['estimand']:12} {r['dist']:13} {r['n']:>7} {r['estimator']:24} {r['rel']:>4} "
               f"{r['eps']:6.3f} "
               f"{r['rmse']:9.4g} {r['rmse_se']:8.2g} {r['sec']:8.4f} {r['refused']:7.2%} {r['anchor']:12} "
-              f"{r['anchor_rmse']:11.4g} {ratio:6.2f} {r['ratio_se']:5.2f}")
-        if len(r["anchors"]) > 1:  # every anchor's RMSE, for pooling runs with different seeds
-            print("#   anchors: " + ", ".join(f"{k} {v:.4g}" for k, v in sorted(r["anchors"].items())))
+              f"{r['anchor_rmse']:11.4g} {r['ratio']:6.3f} {r['ratio_se']:6.3f} {r['ratio_boot_se']:6.3f}")
+        if len(r["anchors"]) > 1:  # every anchor's RMSE (and s/release), for pooling runs
+            sec = r.get("anchor_sec", {})
+            print("#   anchors: " + ", ".join(f"{k} {v:.4g} ({sec.get(k, math.nan):.4f} s)"
+                                           for k, v in sorted(r["anchors"].items())))
         sys.stdout.flush()
 
 
@@ -544,6 +623,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--n", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--releases", type=int, default=1,
+                    help="private releases of every estimator per dataset (default 1)")
+    ap.add_argument("--anchor-table", action="store_true",
+                    help="only the dpcert estimator of each estimand that the anchor table compares")
     ap.add_argument("--skip-sparse", action="store_true")
     ap.add_argument("--only-sparse", action="store_true")
     ap.add_argument("--dist", nargs="+", default=list(DISTS), choices=DISTS)
@@ -567,7 +650,8 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER)
     print("-" * len(HEADER))
     if not args.only_sparse:
-        run_univariate(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.estimand))
+        run_univariate(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.estimand),
+                       args.releases, args.anchor_table)
     if not args.skip_sparse:
         run_sparse(args.n, args.trials, args.seed, tuple(args.dist))
     return 0

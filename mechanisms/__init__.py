@@ -60,7 +60,7 @@ from .estimators import (
     wald_test,
 )
 from .local import BCDPMean, DuchiL2, RandomizedResponse
-from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
+from .noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Staircase
 from .queries import (
     Count,
     CustomQuery,
@@ -161,6 +161,7 @@ __all__ = [
     "SmoothSensitivityMedian",
     "SmoothSensitivityVector",
     "SparseMean",
+    "Staircase",
     "SubsampleAndAggregate",
     "Sum",
     "TruncatedMean",

@@ -243,6 +243,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "mechanisms.Laplace": lambda: ((Mean(_dom()), 1.0), {}),
     "mechanisms.LinearCombination": lambda: (((Mean(_dom()), Sum(_dom())), (1.0, 2.0)), {}),
     "mechanisms.Mean": lambda: ((_dom(),), {}),
+    "mechanisms.Staircase": lambda: ((Mean(_dom()), 1.0), {}),
     "mechanisms.Peeling": lambda: ((_scores(), 2, 1.0, 1e-5), {}),
     "mechanisms.Pipeline": lambda: (((Laplace(Mean(_dom()), 1.0), RandomizedResponse(2, 1.0)),), {}),
     "mechanisms.PrivateMax": lambda: ((_scores(), 1.0), {}),
