@@ -182,15 +182,16 @@ def deficit_share(slope: FloatArray, w: float) -> FloatArray:
     return np.asarray(share, dtype=np.float64)
 
 
-def scaled_p(g: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
+def scaled_p(g: FloatArray, p: FloatArray,
+             eg: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """e^g p for cells' P-masses p (negative ones as 0) at their lower nodes g (computed within
     u |g| of the exact ones), and a bound on its error: p e^g where e^g is finite (LIBM_REL for
     exp, 2u for the product, and e^g's sensitivity to g's rounding), else exp(g + log p) (the
     argument errs by u |g|, log's LIBM_REL |log p| and the sum's u (|g| + |log p|), exp adds
-    LIBM_REL)."""
+    LIBM_REL). ``eg``: exp(min(g, 700)) when already computed (``capped_exp``)."""
     pc = np.maximum(p, 0.0)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        pn = pc * np.exp(np.minimum(g, 700.0))
+        pn = pc * (capped_exp(g) if eg is None else eg)
         rounding = LIBM_REL + 2.0 * UNIT_ROUNDOFF + 2.0 * UNIT_ROUNDOFF * np.abs(g)
         far = ~(g < 700.0)  # log space (NaN included), evaluated there only
         if far.any():
@@ -203,9 +204,15 @@ def scaled_p(g: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
             np.asarray(np.where(np.isnan(rounding), np.inf, rounding), dtype=np.float64))
 
 
-def scaled_up(g: FloatArray, a: FloatArray) -> FloatArray:
-    """Upper bound of e^g a for a >= 0 at nodes g (``scaled_p`` and its rounding)."""
-    value, rounding = scaled_p(g, a)
+def capped_exp(g: FloatArray) -> FloatArray:
+    """exp(min(g, 700)), the factor ``scaled_p`` multiplies by (finite: log space above 700)."""
+    return np.asarray(np.exp(np.minimum(g, 700.0)), dtype=np.float64)
+
+
+def scaled_up(g: FloatArray, a: FloatArray, eg: FloatArray | None = None) -> FloatArray:
+    """Upper bound of e^g a for a >= 0 at nodes g (``scaled_p`` and its rounding; ``eg`` as
+    there)."""
+    value, rounding = scaled_p(g, a, eg)
     return np.asarray(value + rounding, dtype=np.float64)
 
 
@@ -324,7 +331,8 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
 
     # e^g times each P-side term, in log space above g = 700 (``scaled_p``): e^g overflows there
     # while the terms are tiny (flushed P-tails)
-    ekp, ekp_round = scaled_p(g, np.abs(kp))
+    eg = capped_exp(g)  # read by the three scalings below
+    ekp, ekp_round = scaled_p(g, np.abs(kp), eg)
     with np.errstate(over="ignore", invalid="ignore"):
         # summed in place, term by term from the left (the arrays are large)
         node = profile + (kq - np.sign(kp) * ekp)
@@ -332,9 +340,10 @@ def optimistic_node_error(g: FloatArray, tails: tuple[FloatArray, ...], errors: 
         del ekp
         node += ekp_round
         node += kq_err
-        node += scaled_up(g, kp_err)
+        node += scaled_up(g, kp_err, eg)
         node += rev(errors.round_q + UNIT_ROUNDOFF * q)
-        node += scaled_up(g, rev(errors.round_p))
+        node += scaled_up(g, rev(errors.round_p), eg)
+        del eg
         node += rev(errors.pn_round + moved)
         node *= 1.0 + 1e-9
     total = (float(q_tail_error + kq[0] + 4.0 * UNIT_ROUNDOFF * abs(kq[0]) + kq_err[0])

@@ -15,7 +15,7 @@ from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import Direction, LossDirection
 from accountant.pld.laws.errors import UNDERFLOW, CellErrors
 from accountant.pld.laws.symmetric import SymmetricTailDirection
-from accountant.pld.laws.tail import TailDirection, widened_cells
+from accountant.pld.laws.tail import TailDirection
 
 
 def mixture_log(r: float, l_: FloatArray) -> FloatArray:
@@ -87,9 +87,14 @@ class SubsampledTailDirection(TailDirection):
             em = np.expm1(v)
             y = em + r
             if known is None:
-                near = np.log(y / r)  # accurate near log(1 - r); overflows above 709
-                far = v + np.log1p(-(1.0 - r) * np.exp(-v)) - math.log(r)
-                l_ = np.where(v > math.log1p(-r), np.where(v > 1.0, far, near), -np.inf)
+                # near log(1 - r): log(y / r) (overflows above 709); above 1: v + log1p(-(1 - r)
+                # e^{-v}) - log r; each evaluated where it is used
+                l_ = np.full(v.shape, -np.inf)
+                far = v > 1.0
+                near = (v > math.log1p(-r)) & ~far
+                l_[near] = np.log(y[near] / r)
+                vf = v[far]
+                l_[far] = vf + np.log1p(-(1.0 - r) * np.exp(-vf)) - math.log(r)
             else:
                 l_ = known
             if dv is None:
@@ -198,7 +203,7 @@ class SubsampledTailDirection(TailDirection):
         if base is None:
             return None
         s_lo, s_hi = base
-        l_lo, l_hi = widened_cells(l_, dl)
+        l_lo, l_hi = self.base.widened(l_, dl)  # as the base's slope_bounds widened them
         c = (1.0 - r) / r
         with np.errstate(invalid="ignore", over="ignore"):
             # c (2 roundings), exp (LIBM_REL), the product and the sum

@@ -191,11 +191,24 @@ class TailDirection(LossDirection):
             up = np.minimum(up, q * (up_share(slopes[1], h) * (1.0 + 8.0 * MACHINE_EPSILON)) * c_h)
         return np.asarray(np.minimum(up, q), dtype=np.float64)
 
+    def widened(self, g: FloatArray, dg: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``widened_cells(g, dg)``, kept for one more call at the same nodes (the same arrays):
+        a wrapped direction's ``slope_bounds`` widens the cells its base's widens, and reads
+        them from here; the second call drops them."""
+        memo = self.__dict__.pop("_widened", None)
+        if memo is not None and memo[0] is g and memo[1] is dg:
+            cells: tuple[FloatArray, FloatArray] = memo[2]
+            return cells
+        cells = widened_cells(g, dg)
+        self.__dict__["_widened"] = (g, dg, cells)
+        return cells
+
     def _forget(self) -> None:
         """Drop a subclass's values kept for the nodes of the last discretisation (its base's
         too: a wrapped direction's are kept on the base)."""
         self.__dict__.pop("_memo", None)
         self.__dict__.pop("_base_tails", None)
+        self.__dict__.pop("_widened", None)
         base = self.__dict__.get("base")
         if isinstance(base, TailDirection):
             base._forget()

@@ -14,7 +14,7 @@ from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import LossDirection
 from accountant.pld.laws.errors import UNDERFLOW, CellErrors, ndtr_accuracy, scaled_up
 from accountant.pld.laws.subsampled import subsample_tail
-from accountant.pld.laws.tail import TailDirection, linear_slopes, ndtr_array, widened_cells, z_of_tail
+from accountant.pld.laws.tail import TailDirection, linear_slopes, ndtr_array, z_of_tail
 from accountant.pld.models.base import Pair
 
 
@@ -98,7 +98,7 @@ class GaussianDirection(TailDirection):
     def slope_bounds(self, g: FloatArray,
                      dg: FloatArray) -> tuple[FloatArray, FloatArray] | None:
         # L ~ N(mu^2/2, mu^2) under Q: (log f)'(l) = 1/2 - l / mu^2, decreasing; 4 roundings
-        return linear_slopes(0.5, -1.0 / (self.mu * self.mu), *widened_cells(g, dg))
+        return linear_slopes(0.5, -1.0 / (self.mu * self.mu), *self.widened(g, dg))
 
 
 @dataclass(frozen=True)

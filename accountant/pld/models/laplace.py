@@ -14,7 +14,7 @@ from accountant.core.validation import check_real
 from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import LossDirection
 from accountant.pld.laws.subsampled import subsample_tail
-from accountant.pld.laws.tail import TailDirection, widened_cells
+from accountant.pld.laws.tail import TailDirection
 from accountant.pld.models.base import Pair
 
 
@@ -64,7 +64,7 @@ class LaplaceDirection(TailDirection):
         # under Lap(eps, 1) the continuous part x in (0, eps) has density e^{x - eps} / 2 and
         # L = 2x - eps: f(l) is proportional to e^{l/2} on (-eps, eps)
         e = self.eps
-        lo, hi = widened_cells(g, dg)
+        lo, hi = self.widened(g, dg)
         return (np.where((lo < e) & (hi > e), -np.inf, 0.5),
                 np.where((lo < -e) & (hi > -e), np.inf, 0.5))
 
