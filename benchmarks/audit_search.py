@@ -136,9 +136,9 @@ def cost_section(samples: int, seeds: int, confidence: float, only: str | None =
 def reach_section(seeds: int = 8) -> None:
     """The fraction of the known worst loss the search reaches with the exact loss of each pair as
     its estimate and with seeded Gaussian noise of sd 0.05 on it (the minimum over ``seeds``), at the
-    default budget: the vector-answer targets of ``tests/verify/test_audit_search_answers.py`` (d =
+    default budget: the vector-answer targets of ``tests/support/answer_targets.py`` (d =
     4, one answer) and the clip-after-sum step (``ClipAfterSumStep.mu``, worst 3 / sigma)."""
-    from tests.verify import test_audit_search_answers as answers
+    from tests.support import answer_targets as answers
 
     targets: list[tuple[str, AdaptiveSearch, Any, AdaptiveSearch, float]] = []
     for name, (norm, loss, worst, _) in sorted(answers.CASES.items()):
