@@ -121,17 +121,26 @@ def _tail_by_definition(fit: np.ndarray, fit2: np.ndarray, row: np.ndarray, m: i
 
 def _draws(rng: np.random.Generator, n: int, d: int, shift: float) -> np.ndarray:
     v = np.round((rng.standard_normal((n, d)) + shift) * 4) / 4  # ties
-    if d > 1:
-        v[rng.random((n, d)) < 0.3] = np.nan  # structures: which coordinates are absent
+    v[rng.random((n, d)) < 0.3] = np.nan  # structures: which coordinates are absent
     return v
+
+
+def test_conditional_tail_scores_need_two_structures() -> None:
+    """With one structure (plain numbers, none absent) the tail of a number given the structure is
+    a fitted function of that number alone: the family is empty."""
+    rng = np.random.default_rng(8)
+    fp, fq = rng.standard_normal((300, 1)), rng.standard_normal((300, 1)) + 0.7
+    _, bp, bq = Layout.fit([fp], [fq], 300)
+    scores = fit_scores(bp, bq, privacy_loss=None, discrete=False, rng=np.random.default_rng(0))
+    assert not [sc for sc in scores if "given the structure" in sc.name]
+    assert [sc.name for sc in scores if sc.name == "y"]  # the threshold on the number itself
 
 
 def test_conditional_tail_scores_count_by_definition() -> None:
     rng = np.random.default_rng(7)
     for d in (1, 3):
         fp, fq, ev = _draws(rng, 300, d, 0.0), _draws(rng, 300, d, 0.7), _draws(rng, 200, d, 0.3)
-        if d > 1:
-            ev[0] = np.nan  # a structure the fit draws may lack: all absent
+        ev[0] = np.nan  # a structure the fit draws may lack: all absent
         layout, bp, bq = Layout.fit([fp], [fq], 300)
         scores = fit_scores(bp, bq, privacy_loss=None, discrete=False, rng=np.random.default_rng(0))
         tails = {sc.name: sc for sc in scores if "given the structure" in sc.name}

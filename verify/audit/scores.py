@@ -237,10 +237,16 @@ def _conditional_tail_scores(p: Batch, q: Batch) -> list[Score]:
     above it (upper tail); outputs without an m-th number get their category's count ratio, unseen
     categories 0. A region {s > t} is then a union over categories of tails with a high estimated
     ratio, e.g. "answered at query k >= 6 with a value below ~1" for a sparse vector releasing noisy
-    answers, where single-coordinate thresholds see one category at a time."""
+    answers, where single-coordinate thresholds see one category at a time. With one structure (plain
+    numbers, none absent) there is no joint region: the score is a fitted function of y_m alone,
+    whose regions the thresholds on y_m, the histogram and the logistic score already cover, so the
+    family is empty (where it won the selection there, the evaluation draws bounded it below the
+    region that replaced it: the winner's curse of a score fitted on half the draws)."""
     out: list[Score] = []
     ranks = min(MAX_RANKS, p.slots, q.slots)
     both_cats = np.concatenate([_cats(p), _cats(q)])
+    if not _several(both_cats):
+        return out  # one structure: the m-th number's tail ratio alone (coordinate thresholds cover it)
     for m in range(ranks):
         vp, vq = _nth_number(p, m), _nth_number(q, m)
         if np.isnan(vp).all() and np.isnan(vq).all():
