@@ -48,6 +48,11 @@ class Score:
         return self.fn(batch)
 
 
+#: Widest range of int64 keys (largest seen minus smallest) a count table looks up by offset in an
+#: array of that length rather than by binary search (bins, exponents, categories).
+DENSE_KEYS = 1 << 16
+
+
 @dataclass(frozen=True)
 class _CountTable:
     """Smoothed log ratio of exact value counts, log((c_q + 1/2) / (c_p + 1/2)), of the values
@@ -55,8 +60,16 @@ class _CountTable:
 
     seen: NDArray[Any]
     scores: FloatArray
+    #: for int64 keys within DENSE_KEYS of each other: the score of every key from seen[0] on (0
+    #: for the unseen ones), so a lookup is an offset
+    dense: FloatArray | None = None
 
     def __call__(self, keys: NDArray[Any]) -> FloatArray:
+        if self.dense is not None and keys.dtype == np.int64:
+            # |key - seen[0]| < 2^64, so a wrapped difference never falls in [0, DENSE_KEYS)
+            at = keys - self.seen[0]
+            inside = (at >= 0) & (at < self.dense.size)
+            return np.asarray(np.where(inside, self.dense[np.where(inside, at, 0)], 0.0), dtype=np.float64)
         idx = np.minimum(np.searchsorted(self.seen, keys), self.seen.size - 1)
         return np.asarray(np.where(self.seen[idx] == keys, self.scores[idx], 0.0), dtype=np.float64)
 
@@ -65,7 +78,12 @@ def _count_table(keys_p: NDArray[Any], keys_q: NDArray[Any]) -> _CountTable:
     cats = np.unique(np.concatenate([keys_p, keys_q]))
     c_p = np.bincount(np.searchsorted(cats, keys_p), minlength=cats.size)
     c_q = np.bincount(np.searchsorted(cats, keys_q), minlength=cats.size)
-    return _CountTable(cats, np.log((c_q + 0.5) / (c_p + 0.5)))
+    scores = np.log((c_q + 0.5) / (c_p + 0.5))
+    dense = None
+    if cats.dtype == np.int64 and int(cats[-1]) - int(cats[0]) < DENSE_KEYS:
+        dense = np.zeros(int(cats[-1]) - int(cats[0]) + 1)
+        dense[cats - cats[0]] = scores
+    return _CountTable(cats, scores, dense)
 
 
 def lowest_bit_exponent(y: NDArray[Any]) -> NDArray[np.int64]:
@@ -73,14 +91,13 @@ def lowest_bit_exponent(y: NDArray[Any]) -> NDArray[np.int64]:
 
     Zero maps to -2000, infinities and NaN to 2000.
     """
-    y = np.asarray(y, dtype=np.float64)
-    finite = np.isfinite(y) & (y != 0.0)
-    m, ex = np.frexp(np.where(finite, y, 1.0))
-    mant = np.abs(np.ldexp(m, 53)).astype(np.int64)
-    low = mant & -mant
-    _, lowexp = np.frexp(low.astype(np.float64))
-    e = ex.astype(np.int64) - 53 + lowexp.astype(np.int64) - 1
-    return np.where(finite, e, np.where(y == 0.0, -2000, 2000)).astype(np.int64)
+    bits = np.ascontiguousarray(y, dtype=np.float64).view(np.int64)
+    field = (bits >> 52) & 0x7FF  # biased exponent: 0 subnormal or zero, 2047 inf or NaN
+    m = bits & ((1 << 52) - 1)
+    m |= (field != 0).astype(np.int64) << 52  # the integer significand: y = +-m 2^(max(field, 1) - 1075)
+    low = (m & -m).astype(np.float64)  # its lowest set bit, a power of 2 (exact)
+    e = np.maximum(field, 1) - 1075 + ((low.view(np.int64) >> 52) - 1023)
+    return np.asarray(np.where(field == 2047, 2000, np.where(m == 0, -2000, e)), dtype=np.int64)
 
 
 def _logistic_features(v: NDArray[Any], center: FloatArray, scale: FloatArray, quad: bool,
