@@ -121,17 +121,36 @@ def _logistic_features(v: NDArray[Any], center: FloatArray, scale: FloatArray, q
     return out
 
 
+#: Most features for which the logistic regression's products (rows of thin matrices) are summed
+#: by numpy's own loops (``einsum``) rather than BLAS, whose threads cost more than such sums on a
+#: busy machine; wider feature matrices go to BLAS.
+THIN_FEATURES = 8
+
+
+def _times(x: FloatArray, w: FloatArray) -> FloatArray:
+    """x @ w, each row's sum taken the same way whatever the number of rows."""
+    return np.asarray(np.einsum("ij,j->i", x, w) if x.shape[1] <= THIN_FEATURES else x @ w,
+                      dtype=np.float64)
+
+
 def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int = 25) -> FloatArray:
     """Ridge-penalised logistic regression by Newton's method (IRLS); returns the weights."""
     w = np.zeros(x.shape[1])
     lam = ridge * x.shape[0]
     pen = np.full(x.shape[1], lam)
     pen[0] = 0.0
+    thin = x.shape[1] <= THIN_FEATURES
     for _ in range(iters):
-        eta = np.clip(x @ w, -30.0, 30.0)
+        eta = np.clip(_times(x, w), -30.0, 30.0)
         p = 1.0 / (1.0 + np.exp(-eta))
-        grad = x.T @ (y - p) - pen * w
-        hess = (x * (p * (1.0 - p))[:, None]).T @ x + np.diag(pen) + 1e-9 * np.eye(x.shape[1])
+        xw = x * (p * (1.0 - p))[:, None]
+        if thin:
+            grad = np.einsum("ij,i->j", x, y - p) - pen * w
+            gram = np.einsum("ki,kj->ij", xw, x)
+        else:
+            grad = x.T @ (y - p) - pen * w
+            gram = xw.T @ x
+        hess = gram + np.diag(pen) + 1e-9 * np.eye(x.shape[1])
         step = np.linalg.solve(hess, grad)
         w = w + step
         if np.max(np.abs(step)) < 1e-8:
@@ -333,9 +352,11 @@ def _category_value_cells(p: Batch, q: Batch) -> list[Score]:
     the likelihood ratio is a staircase over (category, value), e.g. "answered at query k with a
     value below t_k" with t_k growing in k for a sparse vector releasing noisy answers, the union
     of cells follows it where one threshold per category set (``_category_set_scores``) cannot."""
+    if not _several(np.concatenate([_cats(p), _cats(q)])):
+        return []
     vp, vq = _nth_number(p, 0), _nth_number(q, 0)
     pooled = np.concatenate([vp[~np.isnan(vp)], vq[~np.isnan(vq)]])
-    if pooled.size == 0 or not _several(np.concatenate([_cats(p), _cats(q)])):
+    if pooled.size == 0:
         return []
     edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, CELL_VALUE_BINS + 1)[1:-1],
                                   method="inverted_cdf"))
@@ -486,7 +507,6 @@ def _fit_logistic_score(vp: NDArray[Any], vq: NDArray[Any], rng: np.random.Gener
     w = fit_logistic(_logistic_features(both, center, scale, quad, missing), labels)
 
     def score(b: Batch) -> FloatArray:
-        feats = _logistic_features(_vals(b), center, scale, quad, missing)
-        return np.asarray(feats @ w, dtype=np.float64)
+        return _times(_logistic_features(_vals(b), center, scale, quad, missing), w)
 
     return Score("logistic regression", score)
