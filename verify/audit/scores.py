@@ -75,15 +75,22 @@ class _CountTable:
 
 
 def _count_table(keys_p: NDArray[Any], keys_q: NDArray[Any]) -> _CountTable:
-    cats = np.unique(np.concatenate([keys_p, keys_q]))
+    both = np.concatenate([keys_p, keys_q])
+    lo = int(both.min()) if both.dtype == np.int64 and both.size else 0
+    if both.dtype == np.int64 and both.size and int(both.max()) - lo < DENSE_KEYS:
+        # keys in a narrow range: counted by offset, looked up by offset
+        all_p = np.bincount(keys_p - lo, minlength=int(both.max()) - lo + 1)
+        all_q = np.bincount(keys_q - lo, minlength=all_p.size)
+        at = np.flatnonzero(all_p + all_q)
+        c_p, c_q, cats = all_p[at], all_q[at], at + lo
+        scores = np.log((c_q + 0.5) / (c_p + 0.5))
+        dense = np.zeros(all_p.size)
+        dense[at] = scores
+        return _CountTable(cats, scores, dense)
+    cats = np.unique(both)
     c_p = np.bincount(np.searchsorted(cats, keys_p), minlength=cats.size)
     c_q = np.bincount(np.searchsorted(cats, keys_q), minlength=cats.size)
-    scores = np.log((c_q + 0.5) / (c_p + 0.5))
-    dense = None
-    if cats.dtype == np.int64 and int(cats[-1]) - int(cats[0]) < DENSE_KEYS:
-        dense = np.zeros(int(cats[-1]) - int(cats[0]) + 1)
-        dense[cats - cats[0]] = scores
-    return _CountTable(cats, scores, dense)
+    return _CountTable(cats, np.log((c_q + 0.5) / (c_p + 0.5)))
 
 
 def lowest_bit_exponent(y: NDArray[Any]) -> NDArray[np.int64]:
@@ -140,16 +147,20 @@ def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int =
     pen = np.full(x.shape[1], lam)
     pen[0] = 0.0
     thin = x.shape[1] <= THIN_FEATURES
+    cols = np.ascontiguousarray(x.T) if thin else x  # the features as rows: each a contiguous run
     for _ in range(iters):
         eta = np.clip(_times(x, w), -30.0, 30.0)
         p = 1.0 / (1.0 + np.exp(-eta))
-        xw = x * (p * (1.0 - p))[:, None]
         if thin:
             grad = np.einsum("ij,i->j", x, y - p) - pen * w
-            gram = np.einsum("ki,kj->ij", xw, x)
+            weighted = cols * (p * (1.0 - p))
+            gram = np.empty((x.shape[1], x.shape[1]))
+            for i in range(x.shape[1]):
+                for j in range(i + 1):
+                    gram[i, j] = gram[j, i] = np.einsum("k,k->", weighted[i], cols[j])
         else:
             grad = x.T @ (y - p) - pen * w
-            gram = xw.T @ x
+            gram = (x * (p * (1.0 - p))[:, None]).T @ x
         hess = gram + np.diag(pen) + 1e-9 * np.eye(x.shape[1])
         step = np.linalg.solve(hess, grad)
         w = w + step
