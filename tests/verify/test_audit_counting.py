@@ -11,10 +11,18 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accountant import PureDP
 from verify.audit.features import Batch, Layout, missing_pattern, pooled_unique_count
-from verify.audit.regions import SortedScores, bin_counts, region_masses, thresholds
-from verify.audit.scores import fit_scores
-from verify.audit.stats import order_statistics
+from verify.audit.regions import (
+    SelectionBounds,
+    SortedScores,
+    bin_counts,
+    objective_values,
+    region_masses,
+    thresholds,
+)
+from verify.audit.scores import DENSE_KEYS, fit_scores, lowest_bit_exponent
+from verify.audit.stats import cp_lower, cp_lower_above, cp_upper, cp_upper_below, order_statistics
 
 small_floats = st.integers(-40, 40).map(lambda k: k / 4)  # many ties, as lattice outputs have
 
@@ -121,17 +129,26 @@ def _tail_by_definition(fit: np.ndarray, fit2: np.ndarray, row: np.ndarray, m: i
 
 def _draws(rng: np.random.Generator, n: int, d: int, shift: float) -> np.ndarray:
     v = np.round((rng.standard_normal((n, d)) + shift) * 4) / 4  # ties
-    if d > 1:
-        v[rng.random((n, d)) < 0.3] = np.nan  # structures: which coordinates are absent
+    v[rng.random((n, d)) < 0.3] = np.nan  # structures: which coordinates are absent
     return v
+
+
+def test_conditional_tail_scores_need_two_structures() -> None:
+    """With one structure (plain numbers, none absent) the tail of a number given the structure is
+    a fitted function of that number alone: the family is empty."""
+    rng = np.random.default_rng(8)
+    fp, fq = rng.standard_normal((300, 1)), rng.standard_normal((300, 1)) + 0.7
+    _, bp, bq = Layout.fit([fp], [fq], 300)
+    scores = fit_scores(bp, bq, privacy_loss=None, discrete=False, rng=np.random.default_rng(0))
+    assert not [sc for sc in scores if "given the structure" in sc.name]
+    assert [sc.name for sc in scores if sc.name == "y"]  # the threshold on the number itself
 
 
 def test_conditional_tail_scores_count_by_definition() -> None:
     rng = np.random.default_rng(7)
     for d in (1, 3):
         fp, fq, ev = _draws(rng, 300, d, 0.0), _draws(rng, 300, d, 0.7), _draws(rng, 200, d, 0.3)
-        if d > 1:
-            ev[0] = np.nan  # a structure the fit draws may lack: all absent
+        ev[0] = np.nan  # a structure the fit draws may lack: all absent
         layout, bp, bq = Layout.fit([fp], [fq], 300)
         scores = fit_scores(bp, bq, privacy_loss=None, discrete=False, rng=np.random.default_rng(0))
         tails = {sc.name: sc for sc in scores if "given the structure" in sc.name}
@@ -142,3 +159,83 @@ def test_conditional_tail_scores_count_by_definition() -> None:
             got = sc(batch)
             want = [_tail_by_definition(fp, fq, row, m, "lower" in name) for row in ev]
             assert np.allclose(got, want, rtol=0, atol=1e-12), name
+
+
+def _lowest_bit_by_definition(y: float) -> int:
+    """e with y = m 2^e, m an odd integer, from the exact rational value of y."""
+    if y == 0.0:
+        return -2000
+    if not math.isfinite(y):
+        return 2000
+    num, den = abs(y).as_integer_ratio()  # den a power of 2; num odd when den > 1
+    e = -(den.bit_length() - 1)
+    while num % 2 == 0:
+        num //= 2
+        e += 1
+    return e
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=200))
+def test_lowest_bit_exponent_on_every_kind_of_double(patterns: list[int]) -> None:
+    """Any bit pattern: normal, subnormal, zero, infinite and NaN doubles of both signs."""
+    y = np.array(patterns, dtype=np.int64).view(np.float64)
+    extra = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 2.2250738585072014e-308,
+                      2.225073858507201e-308, 1.0, 3.0, 2.0**1023 * 1.5, np.finfo(np.float64).max])
+    y = np.concatenate([y, extra, -extra])
+    got = lowest_bit_exponent(y)
+    assert got.dtype == np.int64
+    assert got.tolist() == [_lowest_bit_by_definition(float(v)) for v in y]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=60),
+       st.lists(st.integers(-50, 50), min_size=1, max_size=60),
+       st.lists(st.integers(-2**62, 2**62), min_size=1, max_size=30), st.booleans())
+def test_exact_value_counts_look_up_every_key(kp: list[int], kq: list[int], queries: list[int],
+                                              wide: bool) -> None:
+    """The exact value count score of integer outputs is the smoothed log count ratio of a value
+    seen in the fit draws and 0 for any other value, whether its table looks values up by offset (a
+    range narrower than DENSE_KEYS) or by binary search (a wider one)."""
+    n = min(len(kp), len(kq))
+    p, q = np.array(kp[:n], dtype=np.int64), np.array(kq[:n], dtype=np.int64)
+    if wide:
+        p[0] = 2 * DENSE_KEYS
+    layout, bp, bq = Layout.fit([p], [q], n)
+    scores = fit_scores(bp, bq, privacy_loss=None, discrete=True, rng=np.random.default_rng(0))
+    exact = next(sc for sc in scores if sc.name == "exact value counts")
+    keys = np.concatenate([np.array(queries, dtype=np.int64), p, q, p + 1, q - 1,
+                           np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max], dtype=np.int64)])
+    got = exact(layout.batch([keys], keys.size))
+    for k, g in zip(keys.tolist(), got.tolist(), strict=True):
+        c_p, c_q = int(np.sum(p == k)), int(np.sum(q == k))
+        want = math.log((c_q + 0.5) / (c_p + 0.5)) if c_p + c_q else 0.0
+        assert g == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), min_size=1, max_size=120),
+       st.sampled_from(["eps", "mu", "claim"]), st.sampled_from([1e-2, 1e-4, 1e-7]))
+def test_selection_bounds_pick_what_every_bound_picks(counts: list[tuple[int, int]], obj: str,
+                                                      gamma: float) -> None:
+    """The region and value ``SelectionBounds.best`` returns, bounding only the regions that can
+    win, are those of every region bounded (the first of the largest values)."""
+    n = 400
+    k_null = np.array([c[0] for c in counts], dtype=np.float64)
+    k_alt = np.array([c[1] for c in counts], dtype=np.float64)
+    f = PureDP(1.0).tradeoff
+    a_up = cp_upper(k_null, n, gamma)
+    b_up = 1.0 - cp_lower(k_alt, n, gamma)
+    every = objective_values(obj, a_up, b_up, 0.0, f)  # type: ignore[arg-type]
+    j, value = SelectionBounds(k_null, k_alt, n, gamma).best(obj, 0.0, f)  # type: ignore[arg-type]
+    assert j == int(np.argmax(every)) and value == float(every[j])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 10**7), st.floats(0.0, 1.0), st.sampled_from([0.25, 1e-2, 1e-5, 1e-9, 1e-15]))
+def test_cheap_bounds_lie_inside_clopper_pearson(n: int, share: float, gamma: float) -> None:
+    """cp_upper_below never exceeds the Clopper-Pearson upper bound and cp_lower_above is never
+    below the lower bound (k fractional, as the selection's predictions are: 0 or at least 1)."""
+    k = np.array([max(share * n, 1.0), math.floor(share * n), 0.0, float(n), max(n - 1.0, 0.0), 1.0])
+    assert np.all(cp_upper_below(k, n, gamma) <= cp_upper(k, n, gamma))
+    assert np.all(cp_lower(k, n, gamma) <= cp_lower_above(k, n, gamma))

@@ -57,6 +57,7 @@ from .features import Layout
 from .regions import (
     Candidate,
     Objective,
+    SelectionBounds,
     SortedScores,
     checked_scores,
     claim_objectives,
@@ -317,17 +318,20 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
             # at a stricter level: a lucky extreme region with few events scores low, so the
             # choice is robust to the winner's curse
             n_t = n
-            if exact:
-                a_up = stats.cp_upper(a_hat * n_t, n_t, gamma_sel)
-                b_up = 1.0 - stats.cp_lower(r_hat * n_t, n_t, gamma_sel)
+            if exact:  # Clopper-Pearson bounds of the regions that can win
+                bounds = SelectionBounds(a_hat * n_t, r_hat * n_t, n_t, gamma_sel)
             else:
                 a_up = stats.wilson_bounds(a_hat * n_t, n_t, gamma_sel)[1]
                 b_up = 1.0 - stats.wilson_bounds(r_hat * n_t, n_t, gamma_sel)[0]
             for o in objectives:
-                vals = objective_values(o, a_up, b_up, d_report, f)
-                j = int(np.argmax(vals))
+                if exact:
+                    j, value = bounds.best(o, d_report, f)
+                else:
+                    vals = objective_values(o, a_up, b_up, d_report, f)
+                    j = int(np.argmax(vals))
+                    value = float(vals[j])
                 best.setdefault((sc.family, o), []).append(
-                    Candidate(float(vals[j]), pair, si, direction, float(thr[j]),
+                    Candidate(value, pair, si, direction, float(thr[j]),
                               counts=(float(a_hat[j] * n_t), float(r_hat[j] * n_t), n_t, n_t)))
         if renyi is not None and sc.family != "representation":
             vals, order, direction_r = renyi_values(srt, thr, gamma_sel, *renyi)

@@ -130,6 +130,50 @@ def objective_values(obj: Objective, a_up: FloatArray, b_up: FloatArray, delta: 
     return np.asarray(f(a_up), dtype=np.float64) - b_up
 
 
+#: Regions (most promising first) whose Clopper-Pearson bounds ``SelectionBounds`` computes
+#: before it drops the regions that cannot win.
+FIRST_BOUNDS = 8
+
+
+class SelectionBounds:
+    """The regions' upper bounds (alpha_u, beta_u) on the selection draws, computed only for the
+    regions that can have the largest objective value: every objective is non-increasing in both,
+    so a region whose value at lower bounds of (alpha_u, beta_u) is below the best value found is
+    dropped unbounded. The lower bounds (``stats.cp_upper_below``, ``stats.cp_lower_above``) cost a
+    regularised incomplete beta function each, the quantiles an inversion of it. ``best``
+    returns the region ``np.argmax`` picks over all regions (the first of the largest values) and
+    its value, as if every bound were computed."""
+
+    def __init__(self, k_null: FloatArray, k_alt: FloatArray, n: int, gamma: float) -> None:
+        self.k_null, self.k_alt, self.n, self.gamma = k_null, k_alt, n, gamma
+        self.a_up = np.ones(k_null.size)
+        self.b_up = np.ones(k_null.size)
+        self.done = np.zeros(k_null.size, dtype=bool)
+        self.a_below = stats.cp_upper_below(k_null, n, gamma)
+        self.b_below = 1.0 - stats.cp_lower_above(k_alt, n, gamma)
+
+    def _compute(self, idx: NDArray[np.intp]) -> None:
+        idx = idx[~self.done[idx]]
+        if idx.size:
+            self.a_up[idx] = stats.cp_upper(self.k_null[idx], self.n, self.gamma)
+            self.b_up[idx] = 1.0 - stats.cp_lower(self.k_alt[idx], self.n, self.gamma)
+            self.done[idx] = True
+
+    def best(self, obj: Objective, delta: float, f: TradeoffFunction) -> tuple[int, float]:
+        hope = objective_values(obj, self.a_below, self.b_below, delta, f)
+        order = np.argsort(-hope, kind="stable")
+        self._compute(order[:FIRST_BOUNDS])
+        idx = np.flatnonzero(self.done)
+        top = float(np.max(objective_values(obj, self.a_up[idx], self.b_up[idx], delta, f)))
+        # a margin far above rounding: a dropped region's value is below the best one's
+        self._compute(np.flatnonzero(~(hope < top - 1e-9 * abs(top) - 1e-12)))  # NaN: computed
+        idx = np.flatnonzero(self.done)
+        vals = np.full(hope.size, -np.inf)
+        vals[idx] = objective_values(obj, self.a_up[idx], self.b_up[idx], delta, f)
+        j = int(np.argmax(vals))
+        return j, float(vals[j])
+
+
 def value_at(c: Candidate, obj: Objective, gamma: float, delta: float, f: TradeoffFunction) -> float:
     """A curve-test candidate's value recomputed from its counts with its bounds at level gamma."""
     if c.counts is None:

@@ -48,6 +48,11 @@ class Score:
         return self.fn(batch)
 
 
+#: Widest range of int64 keys (largest seen minus smallest) a count table looks up by offset in an
+#: array of that length rather than by binary search (bins, exponents, categories).
+DENSE_KEYS = 1 << 16
+
+
 @dataclass(frozen=True)
 class _CountTable:
     """Smoothed log ratio of exact value counts, log((c_q + 1/2) / (c_p + 1/2)), of the values
@@ -55,14 +60,34 @@ class _CountTable:
 
     seen: NDArray[Any]
     scores: FloatArray
+    #: for int64 keys within DENSE_KEYS of each other: the score of every key from seen[0] on (0
+    #: for the unseen ones), so a lookup is an offset
+    dense: FloatArray | None = None
 
     def __call__(self, keys: NDArray[Any]) -> FloatArray:
+        if self.dense is not None and keys.dtype == np.int64:
+            # |key - seen[0]| < 2^64, so a wrapped difference never falls in [0, DENSE_KEYS)
+            at = keys - self.seen[0]
+            inside = (at >= 0) & (at < self.dense.size)
+            return np.asarray(np.where(inside, self.dense[np.where(inside, at, 0)], 0.0), dtype=np.float64)
         idx = np.minimum(np.searchsorted(self.seen, keys), self.seen.size - 1)
         return np.asarray(np.where(self.seen[idx] == keys, self.scores[idx], 0.0), dtype=np.float64)
 
 
 def _count_table(keys_p: NDArray[Any], keys_q: NDArray[Any]) -> _CountTable:
-    cats = np.unique(np.concatenate([keys_p, keys_q]))
+    both = np.concatenate([keys_p, keys_q])
+    lo = int(both.min()) if both.dtype == np.int64 and both.size else 0
+    if both.dtype == np.int64 and both.size and int(both.max()) - lo < DENSE_KEYS:
+        # keys in a narrow range: counted by offset, looked up by offset
+        all_p = np.bincount(keys_p - lo, minlength=int(both.max()) - lo + 1)
+        all_q = np.bincount(keys_q - lo, minlength=all_p.size)
+        at = np.flatnonzero(all_p + all_q)
+        c_p, c_q, cats = all_p[at], all_q[at], at + lo
+        scores = np.log((c_q + 0.5) / (c_p + 0.5))
+        dense = np.zeros(all_p.size)
+        dense[at] = scores
+        return _CountTable(cats, scores, dense)
+    cats = np.unique(both)
     c_p = np.bincount(np.searchsorted(cats, keys_p), minlength=cats.size)
     c_q = np.bincount(np.searchsorted(cats, keys_q), minlength=cats.size)
     return _CountTable(cats, np.log((c_q + 0.5) / (c_p + 0.5)))
@@ -73,14 +98,13 @@ def lowest_bit_exponent(y: NDArray[Any]) -> NDArray[np.int64]:
 
     Zero maps to -2000, infinities and NaN to 2000.
     """
-    y = np.asarray(y, dtype=np.float64)
-    finite = np.isfinite(y) & (y != 0.0)
-    m, ex = np.frexp(np.where(finite, y, 1.0))
-    mant = np.abs(np.ldexp(m, 53)).astype(np.int64)
-    low = mant & -mant
-    _, lowexp = np.frexp(low.astype(np.float64))
-    e = ex.astype(np.int64) - 53 + lowexp.astype(np.int64) - 1
-    return np.where(finite, e, np.where(y == 0.0, -2000, 2000)).astype(np.int64)
+    bits = np.ascontiguousarray(y, dtype=np.float64).view(np.int64)
+    field = (bits >> 52) & 0x7FF  # biased exponent: 0 subnormal or zero, 2047 inf or NaN
+    m = bits & ((1 << 52) - 1)
+    m |= (field != 0).astype(np.int64) << 52  # the integer significand: y = +-m 2^(max(field, 1) - 1075)
+    low = (m & -m).astype(np.float64)  # its lowest set bit, a power of 2 (exact)
+    e = np.maximum(field, 1) - 1075 + ((low.view(np.int64) >> 52) - 1023)
+    return np.asarray(np.where(field == 2047, 2000, np.where(m == 0, -2000, e)), dtype=np.int64)
 
 
 def _logistic_features(v: NDArray[Any], center: FloatArray, scale: FloatArray, quad: bool,
@@ -104,17 +128,40 @@ def _logistic_features(v: NDArray[Any], center: FloatArray, scale: FloatArray, q
     return out
 
 
+#: Most features for which the logistic regression's products (rows of thin matrices) are summed
+#: by numpy's own loops (``einsum``) rather than BLAS, whose threads cost more than such sums on a
+#: busy machine; wider feature matrices go to BLAS.
+THIN_FEATURES = 8
+
+
+def _times(x: FloatArray, w: FloatArray) -> FloatArray:
+    """x @ w, each row's sum taken the same way whatever the number of rows."""
+    return np.asarray(np.einsum("ij,j->i", x, w) if x.shape[1] <= THIN_FEATURES else x @ w,
+                      dtype=np.float64)
+
+
 def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int = 25) -> FloatArray:
     """Ridge-penalised logistic regression by Newton's method (IRLS); returns the weights."""
     w = np.zeros(x.shape[1])
     lam = ridge * x.shape[0]
     pen = np.full(x.shape[1], lam)
     pen[0] = 0.0
+    thin = x.shape[1] <= THIN_FEATURES
+    cols = np.ascontiguousarray(x.T) if thin else x  # the features as rows: each a contiguous run
     for _ in range(iters):
-        eta = np.clip(x @ w, -30.0, 30.0)
+        eta = np.clip(_times(x, w), -30.0, 30.0)
         p = 1.0 / (1.0 + np.exp(-eta))
-        grad = x.T @ (y - p) - pen * w
-        hess = (x * (p * (1.0 - p))[:, None]).T @ x + np.diag(pen) + 1e-9 * np.eye(x.shape[1])
+        if thin:
+            grad = np.einsum("ij,i->j", x, y - p) - pen * w
+            weighted = cols * (p * (1.0 - p))
+            gram = np.empty((x.shape[1], x.shape[1]))
+            for i in range(x.shape[1]):
+                for j in range(i + 1):
+                    gram[i, j] = gram[j, i] = np.einsum("k,k->", weighted[i], cols[j])
+        else:
+            grad = x.T @ (y - p) - pen * w
+            gram = (x * (p * (1.0 - p))[:, None]).T @ x
+        hess = gram + np.diag(pen) + 1e-9 * np.eye(x.shape[1])
         step = np.linalg.solve(hess, grad)
         w = w + step
         if np.max(np.abs(step)) < 1e-8:
@@ -237,10 +284,16 @@ def _conditional_tail_scores(p: Batch, q: Batch) -> list[Score]:
     above it (upper tail); outputs without an m-th number get their category's count ratio, unseen
     categories 0. A region {s > t} is then a union over categories of tails with a high estimated
     ratio, e.g. "answered at query k >= 6 with a value below ~1" for a sparse vector releasing noisy
-    answers, where single-coordinate thresholds see one category at a time."""
+    answers, where single-coordinate thresholds see one category at a time. With one structure (plain
+    numbers, none absent) there is no joint region: the score is a fitted function of y_m alone,
+    whose regions the thresholds on y_m, the histogram and the logistic score already cover, so the
+    family is empty (where it won the selection there, the evaluation draws bounded it below the
+    region that replaced it: the winner's curse of a score fitted on half the draws)."""
     out: list[Score] = []
     ranks = min(MAX_RANKS, p.slots, q.slots)
     both_cats = np.concatenate([_cats(p), _cats(q)])
+    if not _several(both_cats):
+        return out  # one structure: the m-th number's tail ratio alone (coordinate thresholds cover it)
     for m in range(ranks):
         vp, vq = _nth_number(p, m), _nth_number(q, m)
         if np.isnan(vp).all() and np.isnan(vq).all():
@@ -310,9 +363,11 @@ def _category_value_cells(p: Batch, q: Batch) -> list[Score]:
     the likelihood ratio is a staircase over (category, value), e.g. "answered at query k with a
     value below t_k" with t_k growing in k for a sparse vector releasing noisy answers, the union
     of cells follows it where one threshold per category set (``_category_set_scores``) cannot."""
+    if not _several(np.concatenate([_cats(p), _cats(q)])):
+        return []
     vp, vq = _nth_number(p, 0), _nth_number(q, 0)
     pooled = np.concatenate([vp[~np.isnan(vp)], vq[~np.isnan(vq)]])
-    if pooled.size == 0 or not _several(np.concatenate([_cats(p), _cats(q)])):
+    if pooled.size == 0:
         return []
     edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, CELL_VALUE_BINS + 1)[1:-1],
                                   method="inverted_cdf"))
@@ -463,7 +518,6 @@ def _fit_logistic_score(vp: NDArray[Any], vq: NDArray[Any], rng: np.random.Gener
     w = fit_logistic(_logistic_features(both, center, scale, quad, missing), labels)
 
     def score(b: Batch) -> FloatArray:
-        feats = _logistic_features(_vals(b), center, scale, quad, missing)
-        return np.asarray(feats @ w, dtype=np.float64)
+        return _times(_logistic_features(_vals(b), center, scale, quad, missing), w)
 
     return Score("logistic regression", score)
