@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import sympy
@@ -57,8 +57,10 @@ from .stability import (
 __all__ = [
     "AdaptivePTRMedian",
     "ExponentialQuantile",
+    "LatticeSmoothRelease",
     "PTRMedian",
     "ScaleIQR",
+    "SmoothOrderStatistic",
     "SmoothSensitivityMedian",
     "check_bounds",
     "check_quantile_fields",
@@ -101,6 +103,64 @@ def check_quantile_fields(m: Any) -> tuple[float, float]:
     object.__setattr__(m, "eps", check_eps(m.eps))
     object.__setattr__(m, "q", check_real("q", m.q, low=0.0, high=1.0, low_open=True, high_open=True))
     return lo, hi
+
+
+class LatticeSmoothRelease:
+    """What a smooth-sensitivity release of a statistic of data clipped to [lower, upper] shares with
+    the others: the public resolution tau (``resolution``, default (upper - lower) 2^-24), the public
+    release lattice gamma Z with gamma = 2^e <= tau 2^-``LATTICE_BITS`` (the lattice never moves with
+    the data), and the clipped data. Mixed into frozen dataclasses with the fields ``lower``,
+    ``upper``, ``n`` and ``resolution``."""
+
+    lower: float
+    upper: float
+    n: int
+    resolution: float | None
+
+    def check_resolution(self) -> None:
+        """Validate ``resolution`` in place: in (0, upper - lower], or None."""
+        if self.resolution is not None:
+            object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
+                                                              high=self.upper - self.lower, low_open=True))
+
+    @property
+    def tau(self) -> float:
+        return self.resolution if self.resolution is not None else (self.upper - self.lower) * 2.0**-24
+
+    @property
+    def exponent(self) -> int:
+        """e of the public release lattice gamma = 2^e."""
+        return floor_log2(Fraction(self.tau)) - LATTICE_BITS
+
+    @property
+    def output(self) -> OutputSpec:
+        return OutputSpec("discrete", (), f"2^{self.exponent} Z")
+
+    def _data(self, data: ArrayLike) -> FloatArray:
+        return Domain(self.lower, self.upper, self.n, clip=True).validate(data)
+
+
+class SmoothOrderStatistic(LatticeSmoothRelease):
+    """A ``LatticeSmoothRelease`` of the rank-ceil(q n) order statistic: its rank, its global
+    sensitivity upper - lower, and its smooth sensitivity at the subclass's ``smoothing``."""
+
+    q: float
+    if TYPE_CHECKING:  # each release defines its own rule; declared here for the type checker only
+
+        @property
+        def smoothing(self) -> float: ...
+
+    @property
+    def rank(self) -> int:
+        return quantile_rank(self.n, self.q)
+
+    @property
+    def sensitivity(self) -> Any:
+        """The global sensitivity of the clipped order statistic (the smooth one is data-dependent)."""
+        return sympy.nsimplify(self.upper) - sympy.nsimplify(self.lower)
+
+    def smooth_sensitivity(self, data: ArrayLike) -> float:
+        return median_smooth_sensitivity(self._data(data), self.smoothing, self.lower, self.upper, self.rank)
 
 
 def quantile_rank(n: int, q: float) -> int:
@@ -165,7 +225,7 @@ def median_smooth_sensitivity(x: ArrayLike, xi: float, lower: float, upper: floa
 
 
 @dataclass(frozen=True)
-class SmoothSensitivityMedian(Mechanism):
+class SmoothSensitivityMedian(SmoothOrderStatistic, Mechanism):
     """The smooth-sensitivity median (or q-quantile) with Gaussian noise [@nissim2007smooth, Sec. 2-3;
     @avellamedina2025differentially]: data clipped to [lower, upper], xi = eps / (4 (1 + 2 ln(2/delta)))
     (the slides' xi <= eps/(4(p + 2 log(2/delta))) with p = 1), alpha = eps / (5 sqrt(2 ln(2/delta)))
@@ -191,11 +251,9 @@ class SmoothSensitivityMedian(Mechanism):
     xi: float | None = None
 
     def __post_init__(self) -> None:
-        lo, hi = check_quantile_fields(self)
+        check_quantile_fields(self)
         object.__setattr__(self, "delta", check_delta(self.delta))
-        if self.resolution is not None:
-            object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
-                                                              high=hi - lo, low_open=True))
+        self.check_resolution()
         if self.xi is not None:
             object.__setattr__(self, "xi", check_real("xi", self.xi, low=0.0, high=1e6, low_open=True))
 
@@ -212,36 +270,8 @@ class SmoothSensitivityMedian(Mechanism):
         a = self.eps / (5.0 * math.sqrt(2.0 * math.log(2.0 / self.delta)))
         return math.nextafter(a, 0.0)
 
-    @property
-    def tau(self) -> float:
-        return self.resolution if self.resolution is not None else (self.upper - self.lower) * 2.0**-24
-
-    @property
-    def exponent(self) -> int:
-        """e of the public release lattice gamma = 2^e."""
-        return floor_log2(Fraction(self.tau)) - LATTICE_BITS
-
-    @property
-    def rank(self) -> int:
-        return quantile_rank(self.n, self.q)
-
-    @property
-    def sensitivity(self) -> Any:
-        """The global sensitivity of the clipped order statistic (the smooth one is data-dependent)."""
-        return sympy.nsimplify(self.upper) - sympy.nsimplify(self.lower)
-
     def guarantee(self) -> Guarantee:
         return ApproxDP(self.eps, self.delta)
-
-    @property
-    def output(self) -> OutputSpec:
-        return OutputSpec("discrete", (), f"2^{self.exponent} Z")
-
-    def _data(self, data: ArrayLike) -> FloatArray:
-        return Domain(self.lower, self.upper, self.n, clip=True).validate(data)
-
-    def smooth_sensitivity(self, data: ArrayLike) -> float:
-        return median_smooth_sensitivity(self._data(data), self.smoothing, self.lower, self.upper, self.rank)
 
     def lattice_variance(self, data: ArrayLike) -> int:
         """s2(x) = ceil(((S(x) + tau) / (alpha gamma))^2)."""

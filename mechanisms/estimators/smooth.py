@@ -33,15 +33,13 @@ from accountant import ZCDP
 from accountant.core.types import FloatArray
 from accountant.core.validation import check_count, check_real
 
-from ..base import Mechanism, OutputSpec
-from ..domain import Domain
-from ..samplers import LATTICE_OUTPUT_LIMIT, floor_log2, from_lattice, to_lattice
+from ..base import Mechanism
+from ..samplers import LATTICE_OUTPUT_LIMIT, from_lattice, to_lattice
 from .robust import (
-    LATTICE_BITS,
     XI_SLACK,
+    LatticeSmoothRelease,
+    SmoothOrderStatistic,
     check_bounds,
-    median_smooth_sensitivity,
-    quantile_rank,
     smooth_sensitivity,
 )
 from .smooth_noise import LatticeLLN, LatticeScaleMixture, LatticeULN, cdp_rho
@@ -76,7 +74,7 @@ def cdp_epsilon_for(eps: float, delta: float) -> float:
 
 
 @dataclass(frozen=True)
-class _LLNRelease(Mechanism):
+class _LLNRelease(LatticeSmoothRelease, Mechanism):
     """Shared release: statistic(x) + g(x) Z / s on the public lattice, Z the lattice law ``law``
     (``NOISE_LAWS``) with spread ``sigma`` (None: the law's default), (1/2 eps^2)-CDP."""
 
@@ -98,9 +96,7 @@ class _LLNRelease(Mechanism):
             object.__setattr__(self, "sigma", check_real("sigma", self.sigma, low=0.05, high=2.0))
         if not isinstance(self.law, str) or self.law not in NOISE_LAWS:
             raise ValueError(f"law must be one of {sorted(NOISE_LAWS)}, got {self.law!r}")
-        if self.resolution is not None:
-            object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
-                                                              high=hi - lo, low_open=True))
+        self.check_resolution()
 
     @cached_property
     def noise(self) -> LatticeScaleMixture[Any]:
@@ -111,14 +107,6 @@ class _LLNRelease(Mechanism):
         """The t of the smooth sensitivity: the release's, less the relative slack ``XI_SLACK``."""
         return self.noise.smoothing * (1.0 - XI_SLACK)
 
-    @property
-    def tau(self) -> float:
-        return self.resolution if self.resolution is not None else (self.upper - self.lower) * 2.0**-24
-
-    @property
-    def exponent(self) -> int:
-        return floor_log2(Fraction(self.tau)) - LATTICE_BITS
-
     def guarantee(self) -> ZCDP:
         """(1/2 eps'^2)-CDP, eps' = the release's certified epsilon (<= eps)."""
         return self.noise.guarantee()
@@ -126,13 +114,6 @@ class _LLNRelease(Mechanism):
     def claimed(self) -> ZCDP:
         """Bun & Steinke's closed form for the law at the release's parameters (``paper_epsilon``)."""
         return cdp_rho(self.noise.paper_epsilon)
-
-    @property
-    def output(self) -> OutputSpec:
-        return OutputSpec("discrete", (), f"2^{self.exponent} Z")
-
-    def _data(self, data: ArrayLike) -> FloatArray:
-        return Domain(self.lower, self.upper, self.n, clip=True).validate(data)
 
     def statistic(self, data: ArrayLike) -> float:
         raise NotImplementedError
@@ -152,7 +133,7 @@ class _LLNRelease(Mechanism):
 
 
 @dataclass(frozen=True)
-class SmoothLLNQuantile(_LLNRelease):
+class SmoothLLNQuantile(SmoothOrderStatistic, _LLNRelease):
     """The smooth-sensitivity q-quantile (default the median) with lattice Laplace-log-normal (or,
     ``law="uniform-log-normal"``, uniform-log-normal) noise [@bun2019average; @nissim2007smooth,
     Sec. 3.1 for g]: data clipped to [lower, upper], the rank-ceil(q n) order statistic plus
@@ -171,19 +152,8 @@ class SmoothLLNQuantile(_LLNRelease):
                       q: float = 0.5, law: str = "laplace-log-normal") -> SmoothLLNQuantile:
         return cls(lower, upper, n, cdp_epsilon_for(eps, delta), law=law, q=q)
 
-    @property
-    def rank(self) -> int:
-        return quantile_rank(self.n, self.q)
-
-    @property
-    def sensitivity(self) -> Any:
-        return sympy.nsimplify(self.upper) - sympy.nsimplify(self.lower)
-
     def statistic(self, data: ArrayLike) -> float:
         return float(np.sort(self._data(data))[self.rank - 1])
-
-    def smooth_sensitivity(self, data: ArrayLike) -> float:
-        return median_smooth_sensitivity(self._data(data), self.smoothing, self.lower, self.upper, self.rank)
 
 
 @dataclass(frozen=True)

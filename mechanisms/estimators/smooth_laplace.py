@@ -56,17 +56,14 @@ from typing import Any
 
 import mpmath
 import numpy as np
-import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import ApproxDP, Guarantee
-from accountant.core.types import FloatArray
 from accountant.core.validation import check_real
 
-from ..base import Mechanism, OutputSpec
-from ..domain import Domain
+from ..base import Mechanism
 from ..samplers import LATTICE_OUTPUT_LIMIT, discrete_laplace_array, floor_log2, from_lattice, to_lattice
-from .robust import LATTICE_BITS, XI_SLACK, check_quantile_fields, median_smooth_sensitivity, quantile_rank
+from .robust import LATTICE_BITS, XI_SLACK, SmoothOrderStatistic, check_quantile_fields
 from .stability import check_delta, check_eps, float_up
 
 __all__ = ["SmoothLaplaceQuantile", "laplace_smooth_delta", "laplace_smooth_parameters"]
@@ -151,7 +148,7 @@ def laplace_smooth_parameters(eps: float, delta: float) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class SmoothLaplaceQuantile(Mechanism):
+class SmoothLaplaceQuantile(SmoothOrderStatistic, Mechanism):
     """The smooth-sensitivity q-quantile (default the median) with discrete Laplace noise calibrated
     for (eps, delta) directly (module docstring): data clipped to [lower, upper], the rank-ceil(q n)
     order statistic rounded to the public lattice plus DLap((S_beta(x) + tau)/(alpha gamma)).
@@ -170,11 +167,9 @@ class SmoothLaplaceQuantile(Mechanism):
     beta: float | None = None
 
     def __post_init__(self) -> None:
-        lo, hi = check_quantile_fields(self)
+        check_quantile_fields(self)
         object.__setattr__(self, "delta", check_delta(self.delta))
-        if self.resolution is not None:
-            object.__setattr__(self, "resolution", check_real("resolution", self.resolution, low=0.0,
-                                                              high=hi - lo, low_open=True))
+        self.check_resolution()
         if self.alpha is None and self.beta is None:
             a, b = laplace_smooth_parameters(self.eps, self.delta)
         elif self.alpha is not None and self.beta is not None:
@@ -197,36 +192,8 @@ class SmoothLaplaceQuantile(Mechanism):
         assert self.beta is not None
         return self.beta * (1.0 - XI_SLACK)
 
-    @property
-    def tau(self) -> float:
-        return self.resolution if self.resolution is not None else (self.upper - self.lower) * 2.0**-24
-
-    @property
-    def exponent(self) -> int:
-        """e of the public release lattice gamma = 2^e."""
-        return floor_log2(Fraction(self.tau)) - LATTICE_BITS
-
-    @property
-    def rank(self) -> int:
-        return quantile_rank(self.n, self.q)
-
-    @property
-    def sensitivity(self) -> Any:
-        """The global sensitivity of the clipped order statistic (the smooth one is data-dependent)."""
-        return sympy.nsimplify(self.upper) - sympy.nsimplify(self.lower)
-
     def guarantee(self) -> Guarantee:
         return ApproxDP(self.eps, self.declared_delta)
-
-    @property
-    def output(self) -> OutputSpec:
-        return OutputSpec("discrete", (), f"2^{self.exponent} Z")
-
-    def _data(self, data: ArrayLike) -> FloatArray:
-        return Domain(self.lower, self.upper, self.n, clip=True).validate(data)
-
-    def smooth_sensitivity(self, data: ArrayLike) -> float:
-        return median_smooth_sensitivity(self._data(data), self.smoothing, self.lower, self.upper, self.rank)
 
     def noise_scale(self, data: ArrayLike) -> Fraction:
         """c(x) = (S(x) + tau)/(alpha gamma), rounded up to a rational of relative excess <= 2^-30."""
