@@ -66,7 +66,8 @@ Run ``python -m benchmarks.one_run [--seeds 2] [--skip-estimator]``. Three secti
     SGD at lr = 0.01 (``tests/support/opacus_target.py``); the claim is dpcert's Poisson accountant
     for that run. Variants: as claimed; a tenth of the noise multiplier passed to Opacus; clipping
     off (max_grad_norm = 1e6) with the noise of the claimed C. Looks at R = 1, 5, 20 pooled runs,
-    each at confidence 1 - 0.05/3, stopping at the first refutation, as in (b2).
+    each at confidence 1 - 0.05/3, stopping at the first refutation, as in (b2). Run with
+    ``--only j`` only (its own block on the measurements page).
 (c) Seconds of ``one_run_audit`` on 1,000 canaries (default grid, median of 5; wall and CPU time).
 """
 
@@ -597,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
         section_h(args.logistic_samples)
     if args.only is None or args.only == "i":
         section_i(args.intercept_draws)
-    if args.only is None or args.only == "j":
+    if args.only == "j":  # its own block on the page: the full run does not need the opacus extra
         section_j()
     if args.only is not None:
         return 0
