@@ -60,6 +60,14 @@ Run ``python -m benchmarks.one_run [--seeds 2] [--skip-estimator]``. Three secti
     minimiser exists, and the probability under D' that the log ratio exceeds eps and 2 eps (Monte
     Carlo; S = {log ratio > 2 eps} has P_D'(S) - e^eps P_D(S) >= P_D'(S)(1 - e^-eps), a delta the
     pure claim does not allow).
+(j) Opacus (when torch and opacus import: the ``opacus`` extra): ``PrivacyEngine`` trains a logistic
+    regression (2 features, 256 background records) with m = 256 Dirac canaries (x = 20 e_i, label
+    1; score the trained weight w_i), Poisson rate q = 1/8, sigma = 1, C = 1, 5 epochs (T = 40),
+    SGD at lr = 0.01 (``tests/support/opacus_target.py``); the claim is dpcert's Poisson accountant
+    for that run. Variants: as claimed; a tenth of the noise multiplier passed to Opacus; clipping
+    off (max_grad_norm = 1e6) with the noise of the claimed C. Looks at R = 1, 5, 20 pooled runs,
+    each at confidence 1 - 0.05/3, stopping at the first refutation, as in (b2). Run with
+    ``--only j`` only (its own block on the measurements page).
 (c) Seconds of ``one_run_audit`` on 1,000 canaries (default grid, median of 5; wall and CPU time).
 """
 
@@ -507,6 +515,52 @@ def section_i(draws: int) -> None:
     print()
 
 
+# ------------------------------------------------------------------------------- (j) Opacus
+
+def section_j() -> None:
+    try:
+        import opacus
+        import torch
+    except ImportError:
+        print("(j) Opacus: not run (torch or opacus does not import: pip install -e '.[opacus]')")
+        print()
+        return
+    from opacus.accountants import RDPAccountant
+
+    from tests.support.opacus_target import OpacusLogistic
+
+    torch.set_num_threads(1)
+    base = OpacusLogistic()
+    rdp = RDPAccountant()
+    for _ in range(base.steps):
+        rdp.step(noise_multiplier=base.noise_multiplier, sample_rate=base.sampling_rate)
+    print(f"(j) Opacus {opacus.__version__} (torch {torch.__version__}) PrivacyEngine, logistic regression, "
+          f"{base.features} features, n = {base.n}, m = {base.m} Dirac canaries of norm {base.radius:g}")
+    print(f"    q = 1/{base.batches}, sigma = {base.noise_multiplier:g}, C = {base.max_grad_norm:g}, "
+          f"T = {base.steps}; claim: dpcert's Poisson accountant, eps <= "
+          f"{base.claim().epsilon(DELTA):.4g} at delta = 1e-5 (Opacus' RDP accountant: "
+          f"{rdp.get_epsilon(DELTA):.4g})")
+    print("    looks at R = 1, 5, 20 pooled runs, each at confidence 1 - 0.05/3")
+    head = (f"{'variant':12} {'R':>4} {'eps_lower':>9} {'mu_lower':>8} {'eps_upper':>9} {'curve':>8} "
+            f"{'refuted':>8} {'s':>6}")
+    print(head)
+    print("-" * len(head))
+    conf = 1.0 - (1.0 - CONF) / 3
+    background = base.background(np.random.default_rng(0))
+    for variant in ("correct", "low_noise", "no_clipping"):
+        t = OpacusLogistic(variant=variant)
+        for runs in (1, 5, 20):
+            rep = canary_audit(t.train, t.score, t.canaries(), np.random.default_rng(runs), data=background,
+                               claim=t.claim(), delta=DELTA, confidence=conf, runs=runs)
+            a = rep.audit
+            print(f"{variant:12} {runs:>4} {a.epsilon_lower:>9.4g} {a.mu_lower:>8.4g} "
+                  f"{rep.epsilon_upper:>9.4g} {'rejected' if a.claim_refuted else 'kept':>8} "
+                  f"{rep.refuted!s:>8} {rep.seconds:>6.1f}")
+            if rep.refuted:
+                break
+    print()
+
+
 # ------------------------------------------------------------------------------- (c) speed
 
 def section_c() -> None:
@@ -532,7 +586,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-estimator", action="store_true", help="skip (b1), the slowest row")
     ap.add_argument("--diffprivlib-runs", type=int, default=50)
     ap.add_argument("--logistic-samples", type=int, default=300, help="fits per dataset in (e) and (h)")
-    ap.add_argument("--only", choices=["f", "g", "h", "i"], help="run one of the sections (f) to (i) only")
+    ap.add_argument("--only", choices=["f", "g", "h", "i", "j"],
+                    help="run one of the sections (f) to (j) only")
     ap.add_argument("--intercept-draws", type=int, default=20_000, help="Monte Carlo draws in (i)")
     args = ap.parse_args(argv)
     if args.only is None or args.only == "f":
@@ -543,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
         section_h(args.logistic_samples)
     if args.only is None or args.only == "i":
         section_i(args.intercept_draws)
+    if args.only == "j":  # its own block on the page: the full run does not need the opacus extra
+        section_j()
     if args.only is not None:
         return 0
     section_a(args.seeds)

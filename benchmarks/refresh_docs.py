@@ -67,6 +67,7 @@ ANCHORS = {
     "prv_accountant": "prv-accountant",
     "autodp": "autodp",
     "opacus": "opacus",
+    "torch": "torch",
     "diffprivlib": "diffprivlib",
     "opendp": "opendp",
     "pydp": "python-dp",
