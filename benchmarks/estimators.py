@@ -55,6 +55,7 @@ from scipy import integrate, optimize, stats
 from accountant import BCDP, PureDP
 from mechanisms import (
     BOTTOM,
+    AdaptiveMean,
     AdaptiveVariance,
     BCDPMean,
     Domain,
@@ -247,6 +248,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     add/remove, every other replace-one (``relation``)."""
     lap = Laplace.calibrated(Mean(Domain(LO, HI, n, clip=True)), PureDP(EPS))
     stair = Staircase(Mean(Domain(LO, HI, n, clip=True)), EPS)
+    ada_mean = AdaptiveMean(LO, HI, EPS, n)
     bins = quantile_bins(n)
     em = {q: ExponentialQuantile(LO, HI, n, EPS, q=q, bins=bins) for q in (0.5, 0.9)}
     em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=bins) for q in (0.25, 0.75)}
@@ -276,6 +278,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
         "std": {"adaptive std": (one(ada["replace", "std"]), EPS),
                 "adaptive std [a/r]": (one(ada["add_remove", "std"]), EPS)},
         "mean": {"staircase clipped mean": (one(stair), eps_of(stair)),
+                 "adaptive-interval mean": (one(ada_mean), eps_of(ada_mean)),
                  "Laplace clipped mean": (one(lap), eps_of(lap)),
                  "LLN 10%-trimmed mean": (one(lln_tm), eps_of(lln_tm))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
@@ -316,10 +319,10 @@ ESTIMANDS = ("variance", "std", "mean", "median", "q90", "iqr")
 
 
 #: The dpcert estimators of each estimand in the anchor table (``--anchor-table``): one per relation (the
-#: first), and for the mean the Laplace release beside the staircase, for comparison.
+#: first), and for the mean the adaptive-interval and Laplace releases beside the staircase, for comparison.
 PRIMARY = {"variance": ("adaptive variance", "adaptive variance [a/r]"),
            "std": ("adaptive std", "adaptive std [a/r]"),
-           "mean": ("staircase clipped mean", "Laplace clipped mean"),
+           "mean": ("staircase clipped mean", "adaptive-interval mean", "Laplace clipped mean"),
            "median": ("EM median",), "q90": ("EM 0.9-quantile",), "iqr": ("EM q75 - EM q25",)}
 
 

@@ -19,6 +19,7 @@ from .centred import CentredSum
 from .domain import ADJACENCIES, Adjacency, Domain
 from .estimators import (
     DPSGD,
+    AdaptiveMean,
     AdaptivePTRMedian,
     AdaptiveVariance,
     ADist,
@@ -109,6 +110,7 @@ __all__ = [
     "ADist",
     "ASamp",
     "AboveThreshold",
+    "AdaptiveMean",
     "AdaptivePTRMedian",
     "AdaptiveVariance",
     "Adjacency",

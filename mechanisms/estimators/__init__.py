@@ -5,9 +5,11 @@ its sensitivity and the guarantee its paper proves; the modules cite their sourc
 ``docs/references.bib``.
 """
 
+from .adaptive_mean import AdaptiveMean
 from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
+from .interval import histogram_scale, interval_histogram, occupied_interval
 from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .one_shot import OneShotMEstimator, one_shot_noise_factor
@@ -63,6 +65,7 @@ __all__: list[str] = [
     "NOISE_LAWS",
     "ADist",
     "ASamp",
+    "AdaptiveMean",
     "AdaptivePTRMedian",
     "AdaptiveVariance",
     "ArsinhNormal",
@@ -111,6 +114,8 @@ __all__: list[str] = [
     "default_iterations",
     "distance_to_sensitivity_above",
     "fit_nonprivate",
+    "histogram_scale",
+    "interval_histogram",
     "iqr_distance",
     "laplace_smooth_delta",
     "laplace_smooth_parameters",
@@ -118,6 +123,7 @@ __all__: list[str] = [
     "median_smooth_sensitivity",
     "mode_aggregator",
     "mode_with_distance",
+    "occupied_interval",
     "one_shot_noise_factor",
     "order_statistic_local_sensitivity",
     "ptr_median_eta",

@@ -3,14 +3,13 @@
 Records are clipped into the public box [L, U]; the estimand is the variance of the clipped records.
 Two stages (``AdaptiveVariance``):
 
-1. Interval, eps_1 = ``interval_share`` * eps. A noisy histogram over K equal bins of [L, U]
-   (``statistics.noisy_histogram``: lattice Laplace noise of scale b, Delta_1 = 1 under add/remove,
-   2 under replace-one). Bins whose noisy count exceeds ``threshold`` * b are occupied; [lo, hi] spans
-   the occupied bins widened each side by ``margin`` times half their span (rounded up to whole bins),
-   within [L, U] (all of [L, U] when no bin is occupied). The variance's sensitivity grows like the
-   squared width, so data that live in a small part of [L, U] pay much less noise; data outside
-   [lo, hi] are clipped into it (a bias the margin keeps small: it is what the threshold cannot see;
-   a margin proportional to the span follows the tails' scale).
+1. Interval, eps_1 = ``interval_share`` * eps: the thresholded noisy histogram of ``interval``
+   (``occupied_interval``: K equal bins of [L, U], lattice Laplace noise of scale b, bins above
+   ``threshold`` * b occupied, [lo, hi] their span widened each side by ``margin`` half-spans).
+   The variance's sensitivity grows like the squared width, so data that live in a small part of
+   [L, U] pay much less noise; data outside [lo, hi] are clipped into it (a bias the margin keeps
+   small: it is what the threshold cannot see; a margin proportional to the span follows the tails'
+   scale).
 2. Moments, eps_2 = eps - eps_1. For a centre c in [lo, hi] and records clipped into [lo, hi]:
    S2 = sum (x - c)^2 and S1 = sum (x - c) (``centred.CentredSum``: Delta = max(|lo - c|, |hi - c|)^p
    under add/remove; hi - lo for S1 and max((lo - c)^2, (hi - c)^2) for S2 under replace-one) and, under
@@ -45,7 +44,6 @@ from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
-import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from accountant import Guarantee, PureDP, compose
@@ -57,7 +55,7 @@ from ..centred import CentredSum
 from ..domain import Adjacency, Domain
 from ..noise import Laplace
 from ..queries import Count
-from ..statistics import noisy_histogram
+from .interval import histogram_scale, interval_histogram, occupied_interval
 from .robust import check_bounds
 from .stability import check_eps
 
@@ -77,22 +75,6 @@ def float_down(x: Fraction) -> float:
     """The largest double <= x."""
     v = float(x)
     return math.nextafter(v, -math.inf) if Fraction(v) > x else v
-
-
-@functools.lru_cache(maxsize=64)
-def _histogram(lower: float, upper: float, n: int | None, adjacency: Adjacency, bins: int,
-               eps: float) -> Mechanism:
-    edges = np.linspace(lower, upper, bins + 1)
-    edges[-1] = upper
-    domain = Domain(lower, upper, adjacency=adjacency) if n is None else \
-        Domain(lower, upper, n, adjacency=adjacency)
-    return noisy_histogram(domain, PureDP(eps), tuple(edges.tolist()))
-
-
-@functools.lru_cache(maxsize=64)
-def _noise_scale(mech: Mechanism) -> float:
-    """The Laplace scale b of a calibrated histogram, as a float."""
-    return float(sympy.N(mech.scale, 20))  # type: ignore[attr-defined]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -170,7 +152,8 @@ class AdaptiveVariance(Mechanism):
     @property
     def histogram(self) -> Mechanism:
         """The stage-1 noisy histogram (PureDP(eps_1))."""
-        return _histogram(self.lower, self.upper, self.n, self.adjacency, self.bins, self.interval_eps)
+        return interval_histogram(self.lower, self.upper, self.n, self.adjacency, self.bins,
+                                  self.interval_eps)
 
     @property
     def sensitivity(self) -> Any:
@@ -192,18 +175,11 @@ class AdaptiveVariance(Mechanism):
         """(lo, hi, centre, budgets of stage 2) from one row of noisy histogram counts: a function of
         the stage-1 output only."""
         h = np.asarray(counts, dtype=np.float64)
-        return self._plan(h, _noise_scale(self.histogram), self.moments_eps)
+        return self._plan(h, histogram_scale(self.histogram), self.moments_eps)
 
     def _plan(self, h: FloatArray, scale: float, eps2: float) -> Plan:
-        occ = np.flatnonzero(h > self.threshold * scale)
+        lo, hi, occ = occupied_interval(h, scale, self.lower, self.upper, self.threshold, self.margin)
         width = (self.upper - self.lower) / self.bins
-        if occ.size == 0:
-            lo, hi = self.lower, self.upper
-        else:
-            pad = math.ceil(self.margin * (int(occ[-1]) + 1 - int(occ[0])) / 2)
-            j0, j1 = max(int(occ[0]) - pad, 0), min(int(occ[-1]) + 1 + pad, self.bins)
-            lo = self.lower + j0 * width if j0 > 0 else self.lower
-            hi = self.lower + j1 * width if j1 < self.bins else self.upper
         w = h[occ] if occ.size else np.ones(1)
         mids = (self.lower + (occ + 0.5) * width) if occ.size else np.array([(lo + hi) / 2])
         total = float(w.sum())
@@ -230,7 +206,7 @@ class AdaptiveVariance(Mechanism):
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         hist = self.histogram
         counts = np.asarray(hist.sample(data, rng, size=m), dtype=np.float64)
-        scale, eps2 = _noise_scale(hist), self.moments_eps
+        scale, eps2 = histogram_scale(hist), self.moments_eps
         plans = [self._plan(row, scale, eps2) for row in counts]
         out = np.empty(m, dtype=np.float64)
         groups: dict[Plan, list[int]] = {}

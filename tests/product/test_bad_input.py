@@ -298,6 +298,7 @@ VALID: dict[str, Callable[[], Args]] = {
     "mechanisms.Variance": lambda: ((_dom(),), {}),
     "mechanisms.CentredSum": lambda: ((_dom(), 0.5), {"power": 2}),
     "mechanisms.AdaptiveVariance": lambda: ((-2.0, 4.0, 1.0), {"adjacency": "replace", "n": 100}),
+    "mechanisms.AdaptiveMean": lambda: ((-2.0, 4.0, 1.0, 100), {}),
     "mechanisms.VectorQuery": lambda: (((Mean(_dom()), Sum(_dom())),), {}),
     "mechanisms.analytic_gaussian_sigma": lambda: ((1.0, 1.0, 1e-5), {}),
     "mechanisms.bernoulli_exp_neg": lambda: ((_rng(), Fraction(1, 2)), {}),

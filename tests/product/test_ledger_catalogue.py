@@ -99,6 +99,7 @@ BUILDERS: dict[str, Callable[[], list[Mechanism]]] = {
     "ReportNoisyMax": lambda: [mechanisms.ReportNoisyMax(_scores(), 1.0)],
     "ScaleIQR": lambda: [mechanisms.ScaleIQR(1.0, 1e-6)],
     "AdaptiveVariance": lambda: [mechanisms.AdaptiveVariance(-2.0, 4.0, 1.0, "add_remove")],
+    "AdaptiveMean": lambda: [mechanisms.AdaptiveMean(-2.0, 4.0, 1.0, 100)],
     "SmoothSensitivityMedian": lambda: [mechanisms.SmoothSensitivityMedian(0.0, 1.0, 100, 1.0, 1e-6, q=0.5)],
     "SmoothLLNQuantile": lambda: [mechanisms.SmoothLLNQuantile(0.0, 1.0, 100, 0.5, q=0.5)],
     "SmoothLLNTrimmedMean": lambda: [mechanisms.SmoothLLNTrimmedMean(0.0, 1.0, 100, 0.5, trim=10)],

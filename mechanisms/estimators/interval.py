@@ -1,0 +1,67 @@
+"""A private data-adaptive interval inside a public box [L, U], from a thresholded noisy histogram.
+
+A noisy histogram over K equal bins of [L, U] (``statistics.noisy_histogram``: lattice Laplace noise of
+scale b, Delta_1 = 1 under add/remove, 2 under replace-one) is PureDP(eps_1). Bins whose noisy count
+exceeds ``threshold`` * b are occupied; the interval [lo, hi] spans the occupied bins widened on each
+side by ``margin`` times half their span (rounded up to whole bins), within [L, U]; it is all of [L, U]
+when no bin is occupied. [lo, hi] is a function of the noisy counts only (post-processing), so a
+mechanism that clips its records into it and spends eps_2 on a release is (eps_1 + eps_2)-DP by
+adaptive composition [@dwork2014algorithmic, Thm 3.16].
+
+What the interval cannot see: the threshold hides bins with fewer than about ``threshold`` * b
+records (b = Delta_1/eps_1), so records beyond [lo, hi] are clipped into it. The margin, proportional
+to the occupied span, follows the scale of the tails; a point mass large enough to clear the
+threshold keeps its bin inside. The estimators using the interval (``AdaptiveVariance``,
+``AdaptiveMean``) state the clipping bias this leaves.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy
+from numpy.typing import NDArray
+
+from accountant import PureDP
+
+from ..base import Mechanism
+from ..domain import Adjacency, Domain
+from ..statistics import noisy_histogram
+
+__all__ = ["histogram_scale", "interval_histogram", "occupied_interval"]
+
+
+@functools.lru_cache(maxsize=64)
+def interval_histogram(lower: float, upper: float, n: int | None, adjacency: Adjacency, bins: int,
+                       eps: float) -> Mechanism:
+    """The PureDP(eps) noisy histogram of ``bins`` equal bins of [lower, upper] (n fixed under
+    replace-one, None for add/remove with unknown size)."""
+    edges = np.linspace(lower, upper, bins + 1)
+    edges[-1] = upper
+    domain = Domain(lower, upper, adjacency=adjacency) if n is None else \
+        Domain(lower, upper, n, adjacency=adjacency)
+    return noisy_histogram(domain, PureDP(eps), tuple(edges.tolist()))
+
+
+@functools.lru_cache(maxsize=64)
+def histogram_scale(mech: Mechanism) -> float:
+    """The Laplace scale b of a calibrated histogram, as a float."""
+    return float(sympy.N(mech.scale, 20))  # type: ignore[attr-defined]
+
+
+def occupied_interval(counts: NDArray[np.float64], scale: float, lower: float, upper: float,
+                      threshold: float, margin: float) -> tuple[float, float, NDArray[np.intp]]:
+    """(lo, hi, occupied bin indices) from one row of noisy counts of equal bins of [lower, upper]
+    with noise scale ``scale`` (module docstring): post-processing of the counts only."""
+    bins = counts.size
+    occ = np.flatnonzero(counts > threshold * scale)
+    if occ.size == 0:
+        return lower, upper, occ
+    width = (upper - lower) / bins
+    pad = math.ceil(margin * (int(occ[-1]) + 1 - int(occ[0])) / 2)
+    j0, j1 = max(int(occ[0]) - pad, 0), min(int(occ[-1]) + 1 + pad, bins)
+    lo = lower + j0 * width if j0 > 0 else lower
+    hi = lower + j1 * width if j1 < bins else upper
+    return lo, hi, occ
