@@ -102,6 +102,8 @@ BUILDERS: dict[str, Callable[[], list[Mechanism]]] = {
     "AdaptiveMean": lambda: [mechanisms.AdaptiveMean(-2.0, 4.0, 1.0, 100)],
     "SmoothSensitivityMedian": lambda: [mechanisms.SmoothSensitivityMedian(0.0, 1.0, 100, 1.0, 1e-6, q=0.5)],
     "SmoothLLNQuantile": lambda: [mechanisms.SmoothLLNQuantile(0.0, 1.0, 100, 0.5, q=0.5)],
+    "SmoothLaplaceQuantile": lambda: [mechanisms.SmoothLaplaceQuantile(0.0, 1.0, 100, 1.0, 1e-6, q=0.5)],
+    "Staircase": lambda: [mechanisms.Staircase(Mean(_dom()), 1.0)],
     "SmoothLLNTrimmedMean": lambda: [mechanisms.SmoothLLNTrimmedMean(0.0, 1.0, 100, 0.5, trim=10)],
     "AdaptivePTRMedian": lambda: [mechanisms.AdaptivePTRMedian(0.0, 1.0, 100, 1.0, 1e-6)],
     "SparseMean": lambda: [mechanisms.SparseMean(1.0, 50, 100, 3, 1.0, 1e-6)],
