@@ -9,7 +9,7 @@ from .adaptive_mean import AdaptiveMean
 from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
-from .interval import histogram_scale, interval_histogram, occupied_interval
+from .interval import IntervalStage, float_down, histogram_scale, interval_histogram, occupied_interval
 from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .one_shot import OneShotMEstimator, one_shot_noise_factor
@@ -75,6 +75,7 @@ __all__: list[str] = [
     "ExponentialQuantile",
     "HuberLocation",
     "HuberRegression",
+    "IntervalStage",
     "LaplaceLogNormal",
     "LatticeLLN",
     "LatticeScaleMixture",
@@ -114,6 +115,7 @@ __all__: list[str] = [
     "default_iterations",
     "distance_to_sensitivity_above",
     "fit_nonprivate",
+    "float_down",
     "histogram_scale",
     "interval_histogram",
     "iqr_distance",

@@ -31,23 +31,20 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import Guarantee, PureDP, compose
 from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism, OutputSpec
-from ..domain import Domain
+from ..domain import Adjacency, Domain
 from ..noise import Staircase
 from ..queries import Mean
-from .interval import histogram_scale, interval_histogram, occupied_interval
+from .interval import IntervalStage, histogram_scale, occupied_interval
 from .robust import check_bounds
 from .stability import check_eps
-from .variance import float_down
 
 __all__ = ["AdaptiveMean"]
 
@@ -59,7 +56,7 @@ def _release(lo: float, hi: float, n: int, eps: float) -> Staircase:
 
 
 @dataclass(frozen=True)
-class AdaptiveMean(Mechanism):
+class AdaptiveMean(IntervalStage, Mechanism):
     """Mean of n records clipped into [lower, upper], eps-DP under replace-one, released on a private
     data-adaptive interval with staircase noise (module docstring).
 
@@ -85,38 +82,12 @@ class AdaptiveMean(Mechanism):
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "eps", check_real("eps", check_eps(self.eps), low=2.0**-18, high=64.0))
         object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**12))
-        object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=4096))
-        object.__setattr__(self, "interval_share", check_real(
-            "interval_share", self.interval_share, low=0.0, high=1.0, low_open=True, high_open=True))
-        object.__setattr__(self, "threshold", check_real("threshold", self.threshold, low=0.0, high=1e6))
-        object.__setattr__(self, "margin", check_real("margin", self.margin, low=0.0, high=1e6))
-
-    # ----- budget ----------------------------------------------------------------------------------
-    @property
-    def interval_eps(self) -> float:
-        """eps_1 = interval_share * eps, rounded down."""
-        return float_down(Fraction(self.eps) * Fraction(self.interval_share))
+        self.check_interval_fields()
 
     @property
-    def mean_eps(self) -> float:
-        """eps_2 = eps - eps_1, rounded down (so eps_1 + eps_2 <= eps exactly)."""
-        return float_down(Fraction(self.eps) - Fraction(self.interval_eps))
-
-    @property
-    def histogram(self) -> Mechanism:
-        """The stage-1 noisy histogram (PureDP(eps_1), replace-one on n records)."""
-        return interval_histogram(self.lower, self.upper, self.n, "replace", self.bins, self.interval_eps)
-
-    @property
-    def sensitivity(self) -> Any:
-        """Of the stage-1 histogram; stage 2's is ``release(lo, hi).sensitivity``, (hi - lo)/n."""
-        return self.histogram.sensitivity
-
-    def guarantee(self) -> Guarantee:
-        return compose([PureDP(self.interval_eps), PureDP(self.mean_eps)])
-
-    def closed_form_guarantee(self) -> Guarantee:
-        return PureDP(self.eps)
+    def adjacency(self) -> Adjacency:
+        """Replace-one: n is public."""
+        return "replace"
 
     @property
     def output(self) -> OutputSpec:
@@ -132,7 +103,7 @@ class AdaptiveMean(Mechanism):
 
     def release(self, lo: float, hi: float) -> Staircase:
         """The stage-2 mechanism for the interval [lo, hi] (PureDP(eps_r), eps_r <= eps_2)."""
-        return _release(lo, hi, self.n, self.mean_eps)
+        return _release(lo, hi, self.n, self.release_eps)
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         counts = np.asarray(self.histogram.sample(data, rng, size=m), dtype=np.float64).reshape(m, -1)

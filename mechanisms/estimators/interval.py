@@ -19,18 +19,84 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from accountant import PureDP
+from accountant import Guarantee, PureDP, compose
+from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism
 from ..domain import Adjacency, Domain
 from ..statistics import noisy_histogram
 
-__all__ = ["histogram_scale", "interval_histogram", "occupied_interval"]
+__all__ = ["IntervalStage", "float_down", "histogram_scale", "interval_histogram", "occupied_interval"]
+
+
+def float_down(x: Fraction) -> float:
+    """The largest double <= x."""
+    v = float(x)
+    return math.nextafter(v, -math.inf) if Fraction(v) > x else v
+
+
+class IntervalStage:
+    """The budget and the first stage of a two-stage estimator on a private interval (module
+    docstring): eps_1 = ``interval_share`` eps, rounded down, on the noisy histogram of ``bins``
+    equal bins of [lower, upper]; the release gets eps_2 = eps - eps_1, rounded down, so eps_1 + eps_2
+    <= eps exactly. ``guarantee()`` composes PureDP(eps_1) and PureDP(eps_2) (the release may spend
+    less); ``closed_form_guarantee()`` is PureDP(eps). Mixed into frozen dataclasses with these
+    fields and an ``adjacency``."""
+
+    lower: float
+    upper: float
+    eps: float
+    n: int | None
+    bins: int
+    interval_share: float
+    threshold: float
+    margin: float
+    if TYPE_CHECKING:  # a field of one estimator, a constant of another
+
+        @property
+        def adjacency(self) -> Adjacency: ...
+
+    def check_interval_fields(self) -> None:
+        """Validate ``bins``, ``interval_share``, ``threshold`` and ``margin`` in place."""
+        object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=4096))
+        object.__setattr__(self, "interval_share", check_real(
+            "interval_share", self.interval_share, low=0.0, high=1.0, low_open=True, high_open=True))
+        object.__setattr__(self, "threshold", check_real("threshold", self.threshold, low=0.0, high=1e6))
+        object.__setattr__(self, "margin", check_real("margin", self.margin, low=0.0, high=1e6))
+
+    @property
+    def interval_eps(self) -> float:
+        """eps_1 = interval_share * eps, rounded down."""
+        return float_down(Fraction(self.eps) * Fraction(self.interval_share))
+
+    @property
+    def release_eps(self) -> float:
+        """eps_2 = eps - eps_1, rounded down (so eps_1 + eps_2 <= eps exactly)."""
+        return float_down(Fraction(self.eps) - Fraction(self.interval_eps))
+
+    @property
+    def histogram(self) -> Mechanism:
+        """The stage-1 noisy histogram (PureDP(eps_1))."""
+        return interval_histogram(self.lower, self.upper, self.n, self.adjacency, self.bins,
+                                  self.interval_eps)
+
+    @property
+    def sensitivity(self) -> Any:
+        """Of the stage-1 histogram (the release's depends on the interval it picks)."""
+        return self.histogram.sensitivity
+
+    def guarantee(self) -> Guarantee:
+        return compose([PureDP(self.interval_eps), PureDP(self.release_eps)])
+
+    def closed_form_guarantee(self) -> Guarantee:
+        return PureDP(self.eps)
 
 
 @functools.lru_cache(maxsize=64)

@@ -38,7 +38,6 @@ lattice release (float-safe); V and sqrt(V) are post-processing.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
@@ -46,16 +45,16 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accountant import Guarantee, PureDP, compose
+from accountant import PureDP
 from accountant.core.types import FloatArray
-from accountant.core.validation import check_count, check_real
+from accountant.core.validation import check_count
 
 from ..base import Mechanism, OutputSpec
 from ..centred import CentredSum
 from ..domain import Adjacency, Domain
 from ..noise import Laplace
 from ..queries import Count
-from .interval import histogram_scale, interval_histogram, occupied_interval
+from .interval import IntervalStage, float_down, histogram_scale, occupied_interval
 from .robust import check_bounds
 from .stability import check_eps
 
@@ -69,12 +68,6 @@ GRID = np.linspace(0.0, 1.0, CENTRES)
 Output = Literal["variance", "std"]
 #: (lo, hi, centre, stage-2 budgets): what stage 2 is built from.
 Plan = tuple[float, float, float, tuple[float, ...]]
-
-
-def float_down(x: Fraction) -> float:
-    """The largest double <= x."""
-    v = float(x)
-    return math.nextafter(v, -math.inf) if Fraction(v) > x else v
 
 
 @functools.lru_cache(maxsize=4096)
@@ -96,7 +89,7 @@ def _moments(lo: float, hi: float, n: int | None, adjacency: Adjacency, centre: 
 
 
 @dataclass(frozen=True)
-class AdaptiveVariance(Mechanism):
+class AdaptiveVariance(IntervalStage, Mechanism):
     """Variance (or standard deviation) of records clipped into [lower, upper], eps-DP under
     ``adjacency``, on a private data-adaptive interval (module docstring).
 
@@ -130,41 +123,9 @@ class AdaptiveVariance(Mechanism):
                 raise ValueError("n (the public dataset size) is required under adjacency='replace'")
         else:
             object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**12))
-        object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=4096))
-        object.__setattr__(self, "interval_share", check_real(
-            "interval_share", self.interval_share, low=0.0, high=1.0, low_open=True, high_open=True))
-        object.__setattr__(self, "threshold", check_real("threshold", self.threshold, low=0.0, high=1e6))
-        object.__setattr__(self, "margin", check_real("margin", self.margin, low=0.0, high=1e6))
+        self.check_interval_fields()
         if self.output_kind not in ("variance", "std"):
             raise ValueError(f"output_kind must be 'variance' or 'std', got {self.output_kind!r}")
-
-    # ----- budget ----------------------------------------------------------------------------------
-    @property
-    def interval_eps(self) -> float:
-        """eps_1 = interval_share * eps, rounded down."""
-        return float_down(Fraction(self.eps) * Fraction(self.interval_share))
-
-    @property
-    def moments_eps(self) -> float:
-        """eps_2 = eps - eps_1, rounded down (so eps_1 + eps_2 <= eps exactly)."""
-        return float_down(Fraction(self.eps) - Fraction(self.interval_eps))
-
-    @property
-    def histogram(self) -> Mechanism:
-        """The stage-1 noisy histogram (PureDP(eps_1))."""
-        return interval_histogram(self.lower, self.upper, self.n, self.adjacency, self.bins,
-                                  self.interval_eps)
-
-    @property
-    def sensitivity(self) -> Any:
-        """Of the stage-1 histogram (the stage-2 sensitivities depend on its output: module docstring)."""
-        return self.histogram.sensitivity
-
-    def guarantee(self) -> Guarantee:
-        return compose([PureDP(self.interval_eps), PureDP(self.moments_eps)])
-
-    def closed_form_guarantee(self) -> Guarantee:
-        return PureDP(self.eps)
 
     @property
     def output(self) -> OutputSpec:
@@ -175,7 +136,7 @@ class AdaptiveVariance(Mechanism):
         """(lo, hi, centre, budgets of stage 2) from one row of noisy histogram counts: a function of
         the stage-1 output only."""
         h = np.asarray(counts, dtype=np.float64)
-        return self._plan(h, histogram_scale(self.histogram), self.moments_eps)
+        return self._plan(h, histogram_scale(self.histogram), self.release_eps)
 
     def _plan(self, h: FloatArray, scale: float, eps2: float) -> Plan:
         lo, hi, occ = occupied_interval(h, scale, self.lower, self.upper, self.threshold, self.margin)
@@ -206,7 +167,7 @@ class AdaptiveVariance(Mechanism):
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         hist = self.histogram
         counts = np.asarray(hist.sample(data, rng, size=m), dtype=np.float64)
-        scale, eps2 = histogram_scale(hist), self.moments_eps
+        scale, eps2 = histogram_scale(hist), self.release_eps
         plans = [self._plan(row, scale, eps2) for row in counts]
         out = np.empty(m, dtype=np.float64)
         groups: dict[Plan, list[int]] = {}

@@ -24,8 +24,8 @@ from mechanisms.estimators import occupied_interval
 
 def test_guarantee_is_the_composition_of_the_two_stages_within_eps() -> None:
     m = AdaptiveMean(-10.0, 10.0, 1.0, 1000)
-    assert m.interval_eps + m.mean_eps <= 1.0
-    assert m.interval_eps == pytest.approx(0.4) and m.mean_eps == pytest.approx(0.6)
+    assert m.interval_eps + m.release_eps <= 1.0
+    assert m.interval_eps == pytest.approx(0.4) and m.release_eps == pytest.approx(0.6)
     assert m.closed_form_guarantee() == PureDP(1.0)
     assert m.guarantee().epsilon(0.0) <= 1.0 + 1e-9  # the exact composition, its numerics rounded up
     assert m.histogram.guarantee().epsilon(0.0) <= m.interval_eps + 1e-12
@@ -33,7 +33,7 @@ def test_guarantee_is_the_composition_of_the_two_stages_within_eps() -> None:
         lo, hi = m.interval(counts)
         assert -10.0 <= lo < hi <= 10.0
         rel = m.release(lo, hi)
-        assert rel.guarantee().epsilon(0.0) <= m.mean_eps  # stage 2 never exceeds eps_2
+        assert rel.guarantee().epsilon(0.0) <= m.release_eps  # stage 2 never exceeds eps_2
     assert m.interval(np.zeros(20)) == (-10.0, 10.0)  # nothing occupied: the whole box
 
 
@@ -80,7 +80,7 @@ class NonPrivateInterval(AdaptiveMean):
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         x = np.asarray(data, dtype=np.float64)
-        rel = Staircase(Mean(Domain(float(x.min()), float(x.max()), self.n, clip=True)), self.mean_eps)
+        rel = Staircase(Mean(Domain(float(x.min()), float(x.max()), self.n, clip=True)), self.release_eps)
         return np.asarray(rel.sample(x, rng, size=m), dtype=np.float64).reshape(m)
 
 

@@ -62,13 +62,13 @@ def test_centred_sum_hand_formulas() -> None:
 
 def test_declared_guarantee_is_the_composition_within_eps() -> None:
     m = AdaptiveVariance(-10.0, 10.0, 1.0, "add_remove")
-    assert m.interval_eps + m.moments_eps <= 1.0
+    assert m.interval_eps + m.release_eps <= 1.0
     assert m.closed_form_guarantee() == PureDP(1.0)
     assert m.guarantee().epsilon(0.0) <= 1.0 + 1e-9  # the exact composition, its numerics rounded up
     for counts in (np.zeros(20), np.r_[np.zeros(8), [50.0, 300.0, 300.0, 50.0], np.zeros(8)]):
         lo, hi, centre, budgets = m.plan(counts)
         assert -10.0 <= lo <= centre <= hi <= 10.0
-        assert math.fsum(budgets) <= m.moments_eps  # the stage-2 parts never exceed eps_2
+        assert math.fsum(budgets) <= m.release_eps  # the stage-2 parts never exceed eps_2
 
 
 @pytest.mark.parametrize("adj", ["replace", "add_remove"])
