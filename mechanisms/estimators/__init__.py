@@ -18,17 +18,10 @@ from .ptr_window import PTRWindowMedian, central_window, window_distance, window
 from .robust import (
     AdaptivePTRMedian,
     ExponentialQuantile,
-    LatticeSmoothRelease,
     PTRMedian,
     ScaleIQR,
-    SmoothOrderStatistic,
     SmoothSensitivityMedian,
-    check_bounds,
-    check_quantile_fields,
     iqr_distance,
-    median_smooth_sensitivity,
-    quantile_rank,
-    smooth_sensitivity,
 )
 from .sgd import DPSGD
 from .smooth import NOISE_LAWS, SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
@@ -43,6 +36,14 @@ from .smooth_noise import (
     cdp_rho,
     uln_epsilon,
 )
+from .smooth_sensitivity import (
+    ApproxSmoothOrderStatistic,
+    LatticeSmoothRelease,
+    SmoothOrderStatistic,
+    median_smooth_sensitivity,
+    quantile_rank,
+    smooth_sensitivity,
+)
 from .smooth_vector import SmoothSensitivityVector, coordinate_quantile_release
 from .sparse import SparseMean, TruncatedMean
 from .stability import (
@@ -51,6 +52,8 @@ from .stability import (
     NoisyThresholdTest,
     ProposeTestRelease,
     SubsampleAndAggregate,
+    check_bounds,
+    check_quantile_fields,
     distance_to_sensitivity_above,
     mode_aggregator,
     mode_with_distance,
@@ -68,6 +71,7 @@ __all__: list[str] = [
     "AdaptiveMean",
     "AdaptivePTRMedian",
     "AdaptiveVariance",
+    "ApproxSmoothOrderStatistic",
     "ArsinhNormal",
     "BCDPLeastSquares",
     "BatchFit",

@@ -43,8 +43,7 @@ from ..domain import Adjacency, Domain
 from ..noise import Staircase
 from ..queries import Mean
 from .interval import IntervalStage, histogram_scale, occupied_interval
-from .robust import check_bounds
-from .stability import check_eps
+from .stability import check_bounds, check_eps
 
 __all__ = ["AdaptiveMean"]
 

@@ -48,7 +48,7 @@ from accountant.core.validation import check_count, check_real
 from ..base import Mechanism, OutputSpec
 from ..samplers import discrete_gaussian_array, floor_log2, from_lattice, to_lattice
 from .mestimation import BoundedPsiModel, HuberLocation, fit_nonprivate
-from .robust import LATTICE_BITS
+from .smooth_sensitivity import LATTICE_BITS
 
 __all__ = ["OneShotMEstimator", "one_shot_noise_factor"]
 

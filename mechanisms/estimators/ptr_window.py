@@ -49,8 +49,15 @@ from accountant.core.validation import check_count, check_real
 from ..domain import Domain
 from ..noise import Laplace
 from ..queries import CustomQuery
-from .robust import check_bounds, quantile_rank
-from .stability import NoisyThresholdTest, ProposeTestRelease, check_delta, check_eps, padded_sorted
+from .smooth_sensitivity import quantile_rank
+from .stability import (
+    NoisyThresholdTest,
+    ProposeTestRelease,
+    check_bounds,
+    check_delta,
+    check_eps,
+    padded_sorted,
+)
 
 __all__ = ["PTRWindowMedian", "central_window", "window_distance", "window_mean"]
 

@@ -35,15 +35,9 @@ from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism
 from ..samplers import LATTICE_OUTPUT_LIMIT, from_lattice, to_lattice
-from .robust import (
-    XI_SLACK,
-    LatticeSmoothRelease,
-    SmoothOrderStatistic,
-    check_bounds,
-    smooth_sensitivity,
-)
 from .smooth_noise import LatticeLLN, LatticeScaleMixture, LatticeULN, cdp_rho
-from .stability import padded_sorted
+from .smooth_sensitivity import XI_SLACK, LatticeSmoothRelease, SmoothOrderStatistic, smooth_sensitivity
+from .stability import check_bounds, padded_sorted
 
 __all__ = ["NOISE_LAWS", "SmoothLLNQuantile", "SmoothLLNTrimmedMean", "cdp_epsilon_for"]
 

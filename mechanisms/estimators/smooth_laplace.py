@@ -63,7 +63,7 @@ from accountant.core.validation import check_real
 
 from ..base import Mechanism
 from ..samplers import LATTICE_OUTPUT_LIMIT, discrete_laplace_array, floor_log2, from_lattice, to_lattice
-from .robust import LATTICE_BITS, XI_SLACK, SmoothOrderStatistic, check_quantile_fields
+from .smooth_sensitivity import LATTICE_BITS, XI_SLACK, ApproxSmoothOrderStatistic
 from .stability import check_delta, check_eps, float_up
 
 __all__ = ["SmoothLaplaceQuantile", "laplace_smooth_delta", "laplace_smooth_parameters"]
@@ -148,7 +148,7 @@ def laplace_smooth_parameters(eps: float, delta: float) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class SmoothLaplaceQuantile(SmoothOrderStatistic, Mechanism):
+class SmoothLaplaceQuantile(ApproxSmoothOrderStatistic, Mechanism):
     """The smooth-sensitivity q-quantile (default the median) with discrete Laplace noise calibrated
     for (eps, delta) directly (module docstring): data clipped to [lower, upper], the rank-ceil(q n)
     order statistic rounded to the public lattice plus DLap((S_beta(x) + tau)/(alpha gamma)).
@@ -156,20 +156,11 @@ class SmoothLaplaceQuantile(SmoothOrderStatistic, Mechanism):
     ``ApproxDP(eps, laplace_smooth_delta(eps, alpha, beta, 2^12/alpha))`` (<= delta for the default
     parameters)."""
 
-    lower: float
-    upper: float
-    n: int
-    eps: float
-    delta: float
-    q: float = 0.5
-    resolution: float | None = None
     alpha: float | None = None
     beta: float | None = None
 
     def __post_init__(self) -> None:
-        check_quantile_fields(self)
-        object.__setattr__(self, "delta", check_delta(self.delta))
-        self.check_resolution()
+        super().__post_init__()
         if self.alpha is None and self.beta is None:
             a, b = laplace_smooth_parameters(self.eps, self.delta)
         elif self.alpha is not None and self.beta is not None:

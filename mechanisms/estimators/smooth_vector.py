@@ -45,7 +45,7 @@ from accountant.core.validation import check_count, check_real
 from ..base import Mechanism, OutputSpec
 from ..domain import Domain
 from ..samplers import discrete_gaussian_array, floor_log2, from_lattice, to_lattice
-from .robust import LATTICE_BITS, median_smooth_sensitivity, slides_smoothing
+from .smooth_sensitivity import LATTICE_BITS, median_smooth_sensitivity, slides_smoothing
 from .stability import check_delta
 
 __all__ = ["SmoothSensitivityVector", "coordinate_quantile_release"]

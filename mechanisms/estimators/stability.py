@@ -43,6 +43,8 @@ __all__ = [
     "NoisyThresholdTest",
     "ProposeTestRelease",
     "SubsampleAndAggregate",
+    "check_bounds",
+    "check_quantile_fields",
     "distance_to_sensitivity_above",
     "mode_aggregator",
     "mode_with_distance",
@@ -63,6 +65,27 @@ def check_eps(eps: float, name: str = "eps") -> float:
 
 def check_delta(delta: float, name: str = "delta") -> float:
     return check_real(name, delta, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def check_bounds(lower: float, upper: float) -> tuple[float, float]:
+    """Validated public data bounds lower < upper (each within +-1e150)."""
+    lo = check_real("lower", lower, low=-1e150, high=1e150)
+    hi = check_real("upper", upper, low=-1e150, high=1e150)
+    if not lo < hi:
+        raise ValueError(f"lower must be < upper, got lower = {lower!r}, upper = {upper!r}")
+    return lo, hi
+
+
+def check_quantile_fields(m: Any) -> tuple[float, float]:
+    """Validate, in place on a frozen quantile estimator, its data bounds, n, eps and the quantile q;
+    returns (lower, upper)."""
+    lo, hi = check_bounds(m.lower, m.upper)
+    object.__setattr__(m, "lower", lo)
+    object.__setattr__(m, "upper", hi)
+    object.__setattr__(m, "n", check_count("n", m.n, low=1, high=10**9))
+    object.__setattr__(m, "eps", check_eps(m.eps))
+    object.__setattr__(m, "q", check_real("q", m.q, low=0.0, high=1.0, low_open=True, high_open=True))
+    return lo, hi
 
 
 def float_up(x: Any) -> float:

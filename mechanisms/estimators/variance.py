@@ -55,8 +55,7 @@ from ..domain import Adjacency, Domain
 from ..noise import Laplace
 from ..queries import Count
 from .interval import IntervalStage, float_down, histogram_scale, occupied_interval
-from .robust import check_bounds
-from .stability import check_eps
+from .stability import check_bounds, check_eps
 
 __all__ = ["AdaptiveVariance"]
 

@@ -40,8 +40,8 @@ from ..domain import Domain
 from ..noise import Laplace
 from ..queries import CustomQuery
 from .release import float_slack
-from .robust import ExponentialQuantile, check_bounds
-from .stability import check_eps
+from .robust import ExponentialQuantile
+from .stability import check_bounds, check_eps
 
 __all__ = ["WinsorisedMean", "winsorised_mean"]
 
