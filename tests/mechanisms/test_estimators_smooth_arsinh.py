@@ -95,7 +95,8 @@ def test_dilation_step_covers_every_order_and_is_tight() -> None:
 
 def test_shift_coefficient_is_the_sup_of_the_log_density_slope() -> None:
     """L(sigma) against the root of the derivative of |d/dz ln p| (mpmath, 30 digits, from a dense
-    scan): L >= the sup and exceeds it by < 3e-5 (the grid's cells, step 2^-12); below Bun & Steinke's (4 + 3 sigma^2)/(6 sigma)."""
+    scan): L >= the sup and exceeds it by < 3e-5 (the grid's cells, step 2^-12); below Bun &
+    Steinke's (4 + 3 sigma^2)/(6 sigma)."""
     mpmath.mp.dps = 30
     for sigma in (0.5, 1.0, 2.0 / math.sqrt(3.0), 2.5):
         sg = mpmath.mpf(sigma)
@@ -134,7 +135,7 @@ def _log_pmf(rel: LatticeArsinhNormal, level: int, ns: np.ndarray) -> np.ndarray
     upper_lo, upper_hi = special.log_ndtr(-lo), special.log_ndtr(-hi)
     out = upper_lo + np.log1p(-np.exp(upper_hi - upper_lo))
     centre = np.log(2 * special.ndtr(hi) - 1)  # n = 0: P(|AZ| < 1/2)
-    return np.where(n == 0, centre, out)
+    return np.asarray(np.where(n == 0, centre, out), dtype=np.float64)
 
 
 def test_released_law_enumerated_against_the_certificate() -> None:
@@ -142,8 +143,8 @@ def test_released_law_enumerated_against_the_certificate() -> None:
     for any A, by data processing): for the centre shifted by 2 lattice steps (the largest shift at
     that scale) and the scale index moved by +-k, D_alpha(P || P') at alpha in {2, 10, 100} in both
     directions is below alpha eps^2/2, and the hockey-stick divergence at the (eps', 1e-3) implied by
-    the declared zCDP is below 1e-3. The enumerated law reaches 40-75% of the certified rho (the
-    shift term is a pure-DP bound)."""
+    the declared zCDP is below 1e-3. The enumerated law reaches about 43% of the certified rho (at
+    alpha = 2, dilation -k; the shift term is a pure-DP bound)."""
     rel = _release(1.0)
     q = rel.log_grid
     d = 2
@@ -162,7 +163,7 @@ def test_released_law_enumerated_against_the_certificate() -> None:
                 seen = max(seen, div / (alpha * rel.epsilon**2 / 2))
             hockey = float(np.sum(np.maximum(np.exp(a) - math.exp(eps_dp) * np.exp(b), 0.0)))
             assert hockey <= 1e-3
-    assert 0.4 < seen < 0.9
+    assert 0.3 < seen < 0.9
 
 
 def test_sampler_decides_as_a_100_digit_inversion_of_the_same_uniform() -> None:
@@ -192,7 +193,8 @@ def test_sampler_law_against_the_exact_pmf() -> None:
     scale = 2.0 ** (q / rel.log_grid) / rel.s
 
     def cdf_abs(j: np.ndarray) -> np.ndarray:
-        return 2 * special.ndtr(np.arcsinh(rel.sigma * (j + 0.5) / scale) / rel.sigma) - 1
+        return np.asarray(2 * special.ndtr(np.arcsinh(rel.sigma * (j + 0.5) / scale) / rel.sigma) - 1,
+                          dtype=np.float64)
 
     fr = np.arange(1, 8) / 8
     ys = special.ndtri((1 + fr) / 2)
