@@ -579,7 +579,7 @@ def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = 
                 e = np.asarray(errs[k])
                 ok = ~np.isnan(e)
                 ratio = rmse(e[ok]) / rmse(em[ok]) if ok.any() else math.nan
-                se = ratio_se(e[ok], em[ok], seed) if ok.sum() > 1 else math.nan
+                se = ratio_se(e[ok] ** 2, em[ok] ** 2, seed) if ok.sum() > 1 else math.nan
                 cell = f"{ratio:.2f} ± {se:.2f}"
                 if not ok.all():
                     cell += f" ({1 - ok.mean():.0%} refused)"
