@@ -107,6 +107,15 @@ def _sigma(sigma: float) -> float:
     return float(sigma)
 
 
+def _log_grid(log_grid: int) -> int:
+    """The grids the float64 certificate is checked for: 2^(1/16) to 2^(1/128) (coarser, sinh
+    overflows at the largest orders; finer, float64 rounding approaches the margin)."""
+    if not isinstance(log_grid, int) or isinstance(log_grid, bool) or not 16 <= log_grid <= 128:
+        raise ValueError(f"log_grid must be an int in [16, 128] for the arsinh-normal release, "
+                         f"got {log_grid!r}")
+    return log_grid
+
+
 @functools.cache
 def arsinh_shift_coefficient(sigma: float) -> float:
     """L(sigma) >= sup_z |d/dz ln p(z)| for the arsinh-normal density (module docstring): shifting Z
@@ -141,20 +150,20 @@ def _log_ratio(sigma: float, b: float, y: NDArray[np.float64]) -> NDArray[np.flo
     return out
 
 
-def _tail(sigma: float, b: float, lam: float, y_max: float) -> float:
-    """A bound on E[exp(lam l_b(Y)) 1{|Y| > y_max}] from l_b <= delta |y| + delta^2/2 (b < 0) or
-    l_b <= b (b > 0)."""
+def _log_tail(sigma: float, b: float, lam: float, y_max: float) -> float:
+    """ln of a bound on E[exp(lam l_b(Y)) 1{|Y| > y_max}], from l_b <= delta |y| + delta^2/2 (b < 0)
+    or l_b <= b (b > 0)."""
     if b > 0:
-        return float(math.exp(lam * b) * math.erfc(y_max / math.sqrt(2)))
+        return float(lam * b + math.log(2.0) + special.log_ndtr(-y_max))
     d = -b / sigma
-    return float(2 * math.exp(lam * d * d / 2 + lam * lam * d * d / 2)
-                 * 0.5 * math.erfc((y_max - lam * d) / math.sqrt(2)))
+    return float(math.log(2.0) + lam * d * d / 2 + lam * lam * d * d / 2 + special.log_ndtr(lam * d - y_max))
 
 
 def arsinh_dilation_renyi(sigma: float, b: float, alphas: NDArray[np.float64]) -> NDArray[np.float64]:
     """Upper bounds on D_alpha(Z || e^b Z) at each alpha in ``alphas`` (in (1, ALPHA_MAX]), Z the
     arsinh-normal law with this sigma: trapezoid sums at two steps, their difference, a relative
-    margin and the analytic tails (module docstring)."""
+    margin and the analytic tails (module docstring). Where E[e^((alpha-1) l_b)] < e the excess
+    E[expm1((alpha - 1) l_b)] is summed (no cancellation); above, the sum is taken in log space."""
     sg = _sigma(sigma)
     if not (isinstance(b, float) and math.isfinite(b) and 0 < abs(b) <= 1):
         raise ValueError(f"b must be a float with 0 < |b| <= 1, got {b!r}")
@@ -162,25 +171,29 @@ def arsinh_dilation_renyi(sigma: float, b: float, alphas: NDArray[np.float64]) -
     if a.ndim != 1 or a.size == 0 or not (np.all(a > 1) and np.all(a <= ALPHA_MAX)):
         raise ValueError(f"alphas must be a non-empty vector in (1, {ALPHA_MAX}]")
     lam = a - 1.0
-    reach = float(lam.max()) * abs(b) / sg
-    y_max = reach + 40.0
-    sums = []
+    y_max = float(lam.max()) * abs(b) / sg + 40.0
+    logs, sums = [], []
     for step in (Y_STEP, Y_STEP / 2):
         y = np.arange(0.0, y_max, step)
         w = np.full(y.size, 2.0 * step)
         w[0] = step  # the line sum of an even integrand: twice the half-line, the centre once
         log_dens = np.log(w) - y * y / 2 - 0.5 * math.log(2 * math.pi)
         expo = lam[:, None] * _log_ratio(sg, b, y)[None, :]
+        log_terms = log_dens[None, :] + expo
+        logs.append(special.logsumexp(log_terms, axis=1))
         dens = np.exp(log_dens)[None, :]
-        # dens expm1(expo), in log space where expo is large (dens underflows first)
+        # dens expm1(expo); used only for the orders whose whole sum is below e (no term overflows)
         terms = np.where(expo < 1.0, dens * np.expm1(np.minimum(expo, 1.0)),
-                         np.exp(np.minimum(log_dens[None, :] + expo, 700.0)) - dens)
+                         np.exp(np.minimum(log_terms, 2.0)) - dens)
         sums.append((terms.sum(axis=1), np.abs(terms).sum(axis=1)))
     (s1, a1), (s2, a2) = sums
-    tails = np.array([_tail(sg, b, float(lv), y_max) for lv in lam])
-    excess = np.maximum(s1, s2) + np.abs(s1 - s2) + 1e-12 * np.maximum(a1, a2) + tails
-    excess = excess * (1 + MARGIN) + 1e-300
-    out: NDArray[np.float64] = np.log1p(excess) / lam * (1 + MARGIN)
+    log_tails = np.array([_log_tail(sg, b, float(lv), y_max) for lv in lam])
+    excess = (np.maximum(s1, s2) + np.abs(s1 - s2) + 1e-12 * np.maximum(a1, a2)
+              + np.exp(np.minimum(log_tails, 2.0)))
+    small = np.log1p(excess * (1 + MARGIN) + 1e-300)
+    log_up = np.maximum(logs[0], logs[1]) + np.abs(logs[0] - logs[1]) + 1e-12
+    large = np.logaddexp(log_up, log_tails) * (1 + MARGIN)
+    out: NDArray[np.float64] = np.where(np.maximum(logs[0], logs[1]) < 1.0, small, large) / lam * (1 + MARGIN)
     return out
 
 
@@ -190,8 +203,7 @@ def arsinh_dilation_step(sigma: float, log_grid: int) -> float:
     (module docstring: the grid of orders, the monotone interpolation and the bounds above
     ALPHA_MAX)."""
     sg = _sigma(sigma)
-    if not isinstance(log_grid, int) or isinstance(log_grid, bool) or not 1 <= log_grid <= 4096:
-        raise ValueError(f"log_grid must be an int in [1, 4096], got {log_grid!r}")
+    _log_grid(log_grid)
     h = math.log(2.0) / log_grid
     count = math.ceil(math.log(ALPHA_MAX / ALPHA_MIN) / math.log(ALPHA_RATIO))
     alphas = np.minimum(ALPHA_MIN * ALPHA_RATIO ** np.arange(count + 1), ALPHA_MAX)
@@ -260,6 +272,10 @@ class LatticeArsinhNormal(LatticeSmoothNoise):
 
     DEFAULT_SIGMA: ClassVar[float] = 1.0
     MIN_SIGMA: ClassVar[float] = 0.3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _log_grid(self.log_grid)
 
     @classmethod
     def smoothing_target(cls, eps: float, sigma: float, log_grid: int) -> float:

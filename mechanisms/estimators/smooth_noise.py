@@ -21,7 +21,9 @@ not releases: a continuous draw added to a double is not float-safe [@mironov201
 Laplace-log-normal form is re-derived below (the lattice proof reduces to it); the other two are
 checked numerically (Renyi divergences integrated on a grid at a few (s, t, alpha), in the tests).
 The uniform-log-normal release below does not use the paper's form: its shift term is computed for
-the lattice law itself. The arsinh-normal law (not a scale mixture) has no release here.
+the lattice law itself. The arsinh-normal law is not a scale mixture; its release (``smooth_arsinh``)
+rounds the continuous law exactly and shares ``LatticeSmoothNoise`` (the scale index, the calibration,
+the total).
 
 The lattice Laplace-log-normal release (``LatticeLLN``). Everything random is an exact integer draw
 and the output lies on a public lattice gamma Z (gamma = 2^e, gamma <= tau 2^-12 for a public
