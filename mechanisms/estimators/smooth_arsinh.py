@@ -48,15 +48,18 @@ mu(x')) of ``smooth_noise``:
   below 1.01, D_alpha/alpha <= D_1.01. Each D_alpha = ln(1 + E[expm1((alpha - 1) l_b(Y))])/(alpha - 1)
   is a trapezoid sum on the line (step 2^-6 and 2^-7; the integrand is analytic, the error
   exponentially small) over |y| <= Y_max, plus the analytic tail below, with |difference of the two
-  steps| + 1e-12 of the sum of |terms| added and the result raised by 1e-9 relative. Above ALPHA_MAX:
-  for b = -h (x' has the smaller scale) 0 <= T_(-b)(y) - |y| <= b/sigma = delta (sinh(x + b) >=
-  e^b sinh x) and T_(-b)' >= 1, so l_b(y) <= delta |y| + delta^2/2 and D_alpha <= alpha delta^2/2 +
-  ln 2/(alpha - 1); for b = +h, T_(-b) contracts, T_(-b)' >= e^-b and l_b <= b, so D_alpha <= b.
+  steps| + 1e-12 of the sum of |terms| added and the result raised by 1e-9 relative (where
+  E[e^((alpha-1) l_b)] >= e, the same in log space). The sums are float64; the tests check them
+  against mpmath quadrature in z (above it, by 2e-9 relative) on the accepted grids and sigmas.
+  Above ALPHA_MAX: for b = -h (x' has the smaller scale) 0 <= T_(-b)(|y|) - |y| <= h/sigma = delta
+  (sinh(x + h) >= e^h sinh x for x >= 0) and T_(-b)' >= 1, so l_b(y) <= delta |y| + delta^2/2 and
+  D_alpha <= alpha delta^2/2 + ln 2/(alpha - 1); for b = +h, T_(-b) contracts, T_(-b)' >= e^-b and
+  l_b <= b, so D_alpha <= b.
   The same bounds give the tails of the sums beyond Y_max (Gaussian integrals).
 Pure eps-DP is (eps^2/2)-zCDP [@bun2016concentrated], so the release is (1/2 eps^2)-CDP with
 eps = eps_shift + eps_dil. Bun & Steinke's dilation term sqrt(t (t/sigma^2 + 1/sigma + 2)) grows like
-sqrt t; the certified k eps_1 is linear in t (about 0.94 t at sigma = 2/sqrt 3, where Bun & Steinke's
-is 0.96 at t = 0.3).
+sqrt t; the certified k eps_1 is linear in t (about 0.95 t at sigma = 2/sqrt 3: 0.29 at t = 0.3, where
+Bun & Steinke's is 0.96).
 """
 
 from __future__ import annotations
