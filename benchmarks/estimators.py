@@ -73,8 +73,10 @@ from mechanisms import (
 from mechanisms.estimators import (
     AdaptivePTRMedian,
     ExponentialQuantile,
+    LatticeArsinhNormal,
     LatticeLLN,
     LatticeScaleMixture,
+    LatticeSmoothNoise,
     LatticeULN,
     PTRMedian,
     PTRWindowMedian,
@@ -541,6 +543,9 @@ MEDIANS: dict[str, Callable[[int], Any]] = {
     "EM median": lambda n: ExponentialQuantile(LO, HI, n, EPS, bins=BINS),
     "NRS Gaussian SS": lambda n: SmoothSensitivityMedian(LO, HI, n, EPS, DELTA),
     "LLN SS (CDP)": lambda n: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA),
+    "ULN SS (CDP)": lambda n: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA,
+                                                              law="uniform-log-normal"),
+    "arsinh SS (CDP)": lambda n: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA, law="arsinh-normal"),
     "Laplace SS (eps, delta)": lambda n: SmoothLaplaceQuantile(LO, HI, n, EPS, DELTA),
     "PTR 150/n": lambda n: PTRMedian(LO, HI, n, EPS / 2, DELTA, eta=150.0 / n),
     "PTR IQR eta": lambda n: AdaptivePTRMedian(LO, HI, n, EPS, DELTA),
@@ -574,7 +579,7 @@ def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = 
                 e = np.asarray(errs[k])
                 ok = ~np.isnan(e)
                 ratio = rmse(e[ok]) / rmse(em[ok]) if ok.any() else math.nan
-                se = ratio_se(e[ok], em[ok], seed) if ok.sum() > 1 else math.nan
+                se = ratio_se(e[ok] ** 2, em[ok] ** 2, seed) if ok.sum() > 1 else math.nan
                 cell = f"{ratio:.2f} ± {se:.2f}"
                 if not ok.all():
                     cell += f" ({1 - ok.mean():.0%} refused)"
@@ -603,19 +608,26 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 def certified_noise_table() -> None:
     """The certified CDP eps of the lattice smooth-sensitivity noises (``LatticeLLN``, ``LatticeULN``
-    at its default sigma and at sigma = 1.5)
-    against Bun & Steinke's closed form at the grid's (s, t, sigma), with the median's noise figure
-    sd(Z)/(t s), at the CDP eps of (1, 1e-6) and at 0.5 and 1."""
+    at its default sigma and at sigma = 1.5, ``LatticeArsinhNormal`` at its default sigma and at
+    Bun & Steinke's 2/sqrt 3) against Bun & Steinke's closed form at the grid's (s, t, sigma), with
+    the median's noise figure sd(Z)/(t s), at the CDP eps of (1, 1e-6) and at 0.5 and 1."""
     print("| law | sigma (grid) | target CDP eps | t = k ln2/m | s | eps_dil | eps_shift | certified eps "
           "| paper's form | certified/paper | sd(Z)/(t s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for eps in (cdp_epsilon_for(EPS, DELTA), 0.5, 1.0):
-        for cls, sigma in ((LatticeLLN, None), (LatticeULN, None), (LatticeULN, 1.5)):
-            r: LatticeScaleMixture[Any] = cls.for_epsilon(eps, sigma)
-            spread = math.exp(2 * r.sigma_grid**2)
-            var = 2 * spread if cls is LatticeLLN else spread / 3
-            name = "LLN" if cls is LatticeLLN else "ULN"
-            print(f"| {name} | {r.sigma_grid:.4f} | {eps:.4f} | {r.k * r.h:.5f} | {r.s:.5f} "
+        for cls, sigma in ((LatticeLLN, None), (LatticeULN, None), (LatticeULN, 1.5),
+                           (LatticeArsinhNormal, None), (LatticeArsinhNormal, 2 / math.sqrt(3))):
+            r: LatticeSmoothNoise = cls.for_epsilon(eps, sigma)
+            if isinstance(r, LatticeScaleMixture):
+                sg = r.sigma_grid
+                spread = math.exp(2 * sg**2)
+                var = 2 * spread if cls is LatticeLLN else spread / 3
+                name = "LLN" if cls is LatticeLLN else "ULN"
+            else:
+                sg = r.sigma
+                var = math.expm1(2 * sg**2) / (2 * sg**2)
+                name = "arsinh"
+            print(f"| {name} | {sg:.4f} | {eps:.4f} | {r.k * r.h:.5f} | {r.s:.5f} "
                   f"| {r.dilation_epsilon:.5f} | {r.shift_epsilon:.5f} | {r.epsilon:.6f} "
                   f"| {r.paper_epsilon:.6f} "
                   f"| {r.epsilon / r.paper_epsilon:.7f} | {math.sqrt(var) / (r.smoothing * r.s):.1f} |")

@@ -25,12 +25,20 @@ from .robust import (
 )
 from .sgd import DPSGD
 from .smooth import NOISE_LAWS, SmoothLLNQuantile, SmoothLLNTrimmedMean, cdp_epsilon_for
+from .smooth_arsinh import (
+    LatticeArsinhNormal,
+    arsinh_dilation_renyi,
+    arsinh_dilation_step,
+    arsinh_lattice_draw,
+    arsinh_shift_coefficient,
+)
 from .smooth_laplace import SmoothLaplaceQuantile, laplace_smooth_delta, laplace_smooth_parameters
 from .smooth_noise import (
     ArsinhNormal,
     LaplaceLogNormal,
     LatticeLLN,
     LatticeScaleMixture,
+    LatticeSmoothNoise,
     LatticeULN,
     UniformLogNormal,
     cdp_rho,
@@ -81,8 +89,10 @@ __all__: list[str] = [
     "HuberRegression",
     "IntervalStage",
     "LaplaceLogNormal",
+    "LatticeArsinhNormal",
     "LatticeLLN",
     "LatticeScaleMixture",
+    "LatticeSmoothNoise",
     "LatticeSmoothRelease",
     "LatticeULN",
     "LocalGradientRandomiser",
@@ -110,6 +120,10 @@ __all__: list[str] = [
     "UniformLogNormal",
     "WaldTest",
     "WinsorisedMean",
+    "arsinh_dilation_renyi",
+    "arsinh_dilation_step",
+    "arsinh_lattice_draw",
+    "arsinh_shift_coefficient",
     "cdp_epsilon_for",
     "cdp_rho",
     "central_window",

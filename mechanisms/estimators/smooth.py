@@ -1,8 +1,9 @@
 """Smooth-sensitivity estimators with Bun & Steinke's noise [@bun2019average]: the q-quantile (median
 by default) and the trimmed mean, each released by a lattice scale mixture of ``smooth_noise``
 (float-safe, (1/2 eps^2)-CDP, declared as ``ZCDP``): ``law="laplace-log-normal"`` (the default,
-``LatticeLLN``) or ``law="uniform-log-normal"`` (``LatticeULN``, about half the noise sd at the same
-eps for the median).
+``LatticeLLN``), ``law="uniform-log-normal"`` (``LatticeULN``, about half the noise sd at the same
+eps for the median) or ``law="arsinh-normal"`` (``LatticeArsinhNormal``, the continuous law rounded
+exactly, its guarantee certified numerically).
 
 The smooth sensitivity g is computed at t (1 - 2^-10) for the release's t (the relative slack keeps
 the float-computed g t-smooth, as in ``robust``); the release adds the public resolution tau to g
@@ -35,16 +36,18 @@ from accountant.core.validation import check_count, check_real
 
 from ..base import Mechanism
 from ..samplers import LATTICE_OUTPUT_LIMIT, from_lattice, to_lattice
-from .smooth_noise import LatticeLLN, LatticeScaleMixture, LatticeULN, cdp_rho
+from .smooth_arsinh import LatticeArsinhNormal
+from .smooth_noise import LatticeLLN, LatticeSmoothNoise, LatticeULN, cdp_rho
 from .smooth_sensitivity import XI_SLACK, LatticeSmoothRelease, SmoothOrderStatistic, smooth_sensitivity
 from .stability import check_bounds, padded_sorted
 
 __all__ = ["NOISE_LAWS", "SmoothLLNQuantile", "SmoothLLNTrimmedMean", "cdp_epsilon_for"]
 
 #: The noise laws a smooth-sensitivity release accepts, by name.
-NOISE_LAWS: dict[str, type[LatticeScaleMixture[Any]]] = {
+NOISE_LAWS: dict[str, type[LatticeSmoothNoise]] = {
     "laplace-log-normal": LatticeLLN,
     "uniform-log-normal": LatticeULN,
+    "arsinh-normal": LatticeArsinhNormal,
 }
 
 
@@ -93,7 +96,7 @@ class _LLNRelease(LatticeSmoothRelease, Mechanism):
         self.check_resolution()
 
     @cached_property
-    def noise(self) -> LatticeScaleMixture[Any]:
+    def noise(self) -> LatticeSmoothNoise:
         return NOISE_LAWS[self.law].for_epsilon(self.eps, self.sigma)
 
     @property
@@ -129,10 +132,11 @@ class _LLNRelease(LatticeSmoothRelease, Mechanism):
 @dataclass(frozen=True)
 class SmoothLLNQuantile(SmoothOrderStatistic, _LLNRelease):
     """The smooth-sensitivity q-quantile (default the median) with lattice Laplace-log-normal (or,
-    ``law="uniform-log-normal"``, uniform-log-normal) noise [@bun2019average; @nissim2007smooth,
-    Sec. 3.1 for g]: data clipped to [lower, upper], the rank-ceil(q n) order statistic plus
-    g(x) Z / s. ``guarantee()`` is (1/2 eps'^2)-CDP with eps' <= ``eps`` certified for the lattice
-    (``LatticeLLN``, ``LatticeULN``); ``for_approx_dp`` picks eps for an (eps, delta) target."""
+    ``law="uniform-log-normal"``, uniform-log-normal, or ``law="arsinh-normal"``, arsinh-normal) noise
+    [@bun2019average; @nissim2007smooth, Sec. 3.1 for g]: data clipped to [lower, upper], the
+    rank-ceil(q n) order statistic plus g(x) Z / s. ``guarantee()`` is (1/2 eps'^2)-CDP with
+    eps' <= ``eps`` certified for the lattice (``LatticeLLN``, ``LatticeULN``,
+    ``LatticeArsinhNormal``); ``for_approx_dp`` picks eps for an (eps, delta) target."""
 
     q: float = 0.5
 
@@ -153,8 +157,8 @@ class SmoothLLNQuantile(SmoothOrderStatistic, _LLNRelease):
 @dataclass(frozen=True)
 class SmoothLLNTrimmedMean(_LLNRelease):
     """The trimmed mean (``trim`` records cut at each end) with lattice Laplace-log-normal (or
-    ``law="uniform-log-normal"``) noise scaled to its smooth sensitivity (module docstring)
-    [@bun2019average]. ``trim`` defaults to floor(n/10)."""
+    ``law="uniform-log-normal"``, ``law="arsinh-normal"``) noise scaled to its smooth sensitivity
+    (module docstring) [@bun2019average]. ``trim`` defaults to floor(n/10)."""
 
     trim: int | None = None
 

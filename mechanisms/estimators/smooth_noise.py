@@ -21,7 +21,9 @@ not releases: a continuous draw added to a double is not float-safe [@mironov201
 Laplace-log-normal form is re-derived below (the lattice proof reduces to it); the other two are
 checked numerically (Renyi divergences integrated on a grid at a few (s, t, alpha), in the tests).
 The uniform-log-normal release below does not use the paper's form: its shift term is computed for
-the lattice law itself. The arsinh-normal law (not a scale mixture) has no release here.
+the lattice law itself. The arsinh-normal law is not a scale mixture; its release (``smooth_arsinh``)
+rounds the continuous law exactly and shares ``LatticeSmoothNoise`` (the scale index, the calibration,
+the total).
 
 The lattice Laplace-log-normal release (``LatticeLLN``). Everything random is an exact integer draw
 and the output lies on a public lattice gamma Z (gamma = 2^e, gamma <= tau 2^-12 for a public
@@ -99,7 +101,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 import mpmath
 import numpy as np
@@ -116,6 +118,7 @@ __all__ = [
     "LaplaceLogNormal",
     "LatticeLLN",
     "LatticeScaleMixture",
+    "LatticeSmoothNoise",
     "LatticeULN",
     "UniformLogNormal",
     "cdp_rho",
@@ -138,7 +141,7 @@ ULN_RANGE_SDS = 14.0
 #: ... and steps by ULN_GRID_STEP (relative).
 ULN_GRID_STEP = 3e-5
 P = TypeVar("P")
-R = TypeVar("R", bound="LatticeScaleMixture[Any]")
+R = TypeVar("R", bound="LatticeSmoothNoise")
 
 
 def _mp(x: float | Fraction) -> mpmath.mpf:
@@ -247,14 +250,16 @@ class ArsinhNormal:
 
 
 @dataclass(frozen=True)
-class LatticeScaleMixture(ABC, Generic[P]):
-    """The part the lattice releases share: the scale grid 2^(1/m), the scale index Q, the discrete
-    Gaussian K on it and the dilation term k/sqrt(v) (module docstring), targets sigma (log-normal
-    spread), t (smoothing) and s (shift parameter). A law adds its per-level draw and its shift bound.
+class LatticeSmoothNoise(ABC):
+    """The part every lattice release for smooth sensitivity shares: the targets sigma (the law's
+    spread), t (smoothing) and s (shift parameter), the scale grid 2^(1/m), the scale index Q (the
+    smooth sensitivity plus tau, rounded up on the grid: a t-smooth g with t <= k h moves it by at
+    most k), the calibration ``for_epsilon`` and the total (1/2 eps^2)-CDP guarantee with
+    eps = ``dilation_epsilon`` + ``shift_epsilon`` (the two terms combined by the triangle-like
+    inequality of zCDP, sqrt rho adds). A law adds its two terms and its draw of the lattice noise.
 
-    The grid fixes k = max(1, round(t m / ln 2)) and v = max(1, round((sigma m / ln 2)^2)): the
-    smooth sensitivity must be computed at ``smoothing`` = k ln2 / m (the largest t it may have) and
-    the guarantee is (1/2 ``epsilon``^2)-CDP, ``epsilon`` = ``dilation_epsilon`` + ``shift_epsilon``."""
+    The grid fixes k = max(1, round(t m / ln 2)): the smooth sensitivity must be computed at
+    ``smoothing`` = k ln2 / m (the largest t it may have)."""
 
     sigma: float
     t: float
@@ -273,16 +278,22 @@ class LatticeScaleMixture(ABC, Generic[P]):
         object.__setattr__(self, "log_grid", check_count("log_grid", self.log_grid, low=1, high=4096))
 
     @classmethod
+    def smoothing_target(cls, eps: float, sigma: float, log_grid: int) -> float:
+        """The t ``for_epsilon`` gives a total eps: sigma eps / 2 (half the budget to a dilation term
+        t/sigma)."""
+        return sigma * eps / 2
+
+    @classmethod
     def for_epsilon(cls: type[R], eps: float, sigma: float | None = None, log_grid: int = LOG_GRID) -> R:
-        """Targets for a total (1/2 eps^2)-CDP: t = sigma eps / 2 (half the budget to the dilation)
-        and the largest s whose certified total is <= eps, to 1e-5 relative in the shift term: first
-        s = room / (shift coefficient at s = eps), which is the answer when the coefficient is
-        non-decreasing in s (the Laplace law); otherwise a bracketed secant search in log-log
-        (the uniform law's coefficient falls as s grows). For a smooth sensitivity ~ 1/t (order
-        statistics of smooth laws) the noise sd is ~ sd(Z) / (t s)."""
+        """Targets for a total (1/2 eps^2)-CDP: t = ``smoothing_target`` (about half the budget to the
+        dilation) and the largest s whose certified total is <= eps, to 1e-5 relative in the shift
+        term: first s = room / (shift coefficient at s = eps), which is the answer when the
+        coefficient is non-decreasing in s (the Laplace law); otherwise a bracketed secant search in
+        log-log (the uniform law's coefficient falls as s grows). For a smooth sensitivity ~ 1/t
+        (order statistics of smooth laws) the noise sd is ~ sd(Z) / (t s)."""
         eps = check_real("eps", eps, low=0.0, high=5.0, low_open=True)
         sg = cls.DEFAULT_SIGMA if sigma is None else sigma
-        t = sg * eps / 2
+        t = cls.smoothing_target(eps, sg, log_grid)
         probe = cls(sg, t, eps, log_grid)
         room = eps - probe.dilation_epsilon
         if not room > 0:
@@ -315,25 +326,15 @@ class LatticeScaleMixture(ABC, Generic[P]):
     def k(self) -> int:
         return max(1, round(self.t * self.log_grid / math.log(2.0)))
 
-    @cached_property
-    def v(self) -> int:
-        """The variance of K (an integer)."""
-        return max(1, round((self.sigma * self.log_grid / math.log(2.0)) ** 2))
-
     @property
     def smoothing(self) -> float:
         """k ln2 / m rounded down: the smooth sensitivity's t must not exceed it."""
         return math.nextafter(self.k * math.log(2.0) / self.log_grid, 0.0)
 
     @property
-    def sigma_grid(self) -> float:
-        """h sqrt(v): the sigma the grid realises."""
-        return self.h * math.sqrt(self.v)
-
-    @cached_property
+    @abstractmethod
     def dilation_epsilon(self) -> float:
-        with mpmath.workdps(_MP_DPS):
-            return float_up(mpmath.mpf(self.k) / mpmath.sqrt(self.v))
+        """The law's eps_dil for a change of the scale index by at most k (rounded up)."""
 
     @abstractmethod
     def _shift_bound(self, s: float) -> float:
@@ -358,7 +359,7 @@ class LatticeScaleMixture(ABC, Generic[P]):
     @property
     @abstractmethod
     def paper_epsilon(self) -> float:
-        """Bun & Steinke's closed form at the grid's t = k h and sigma = h sqrt v."""
+        """Bun & Steinke's closed form at the grid's t = k h (and the law's sigma on the grid)."""
 
     def scale_index(self, g_plus_tau: Fraction, exponent: int) -> int:
         """Q = ceil(m log2((g + tau)/2^exponent)), exactly: the least Q with ((g + tau)/gamma)^m <= 2^Q."""
@@ -374,6 +375,35 @@ class LatticeScaleMixture(ABC, Generic[P]):
         return mpmath.mpf(2) ** (mpmath.mpf(level) / self.log_grid) / _mp(self.s)
 
     @abstractmethod
+    def noise(self, rng: np.random.Generator, level: int, size: int) -> NDArray[np.int64]:
+        """size draws of the lattice noise N given the scale index Q = ``level``, each clipped to
+        +-2^62 (post-processing: the release adds a centre of magnitude <= 2^53 and clips the sum to
+        +-2^53, so the sum's clip is unchanged)."""
+
+
+@dataclass(frozen=True)
+class LatticeScaleMixture(LatticeSmoothNoise, Generic[P]):
+    """A lattice scale mixture: the discrete Gaussian K on the grid (the log-scale is L = Q + K) and
+    the dilation term k/sqrt(v) (module docstring). A law adds its per-level draw and its shift bound.
+
+    The grid fixes v = max(1, round((sigma m / ln 2)^2)) (sigma on the grid: ``sigma_grid``)."""
+
+    @cached_property
+    def v(self) -> int:
+        """The variance of K (an integer)."""
+        return max(1, round((self.sigma * self.log_grid / math.log(2.0)) ** 2))
+
+    @property
+    def sigma_grid(self) -> float:
+        """h sqrt(v): the sigma the grid realises."""
+        return self.h * math.sqrt(self.v)
+
+    @cached_property
+    def dilation_epsilon(self) -> float:
+        with mpmath.workdps(_MP_DPS):
+            return float_up(mpmath.mpf(self.k) / mpmath.sqrt(self.v))
+
+    @abstractmethod
     def level_parameters(self, level: int) -> P:
         """The public parameters of the draw at level L = Q + K."""
 
@@ -382,9 +412,6 @@ class LatticeScaleMixture(ABC, Generic[P]):
         """One exact draw of N at a level with these parameters."""
 
     def noise(self, rng: np.random.Generator, level: int, size: int) -> NDArray[np.int64]:
-        """size draws of the lattice noise N given the scale index Q = ``level``, each clipped to
-        +-2^62 (post-processing: the release adds a centre of magnitude <= 2^53 and clips the sum to
-        +-2^53, so the sum's clip is unchanged)."""
         ks = discrete_gaussian_array(rng, Fraction(self.v), (size,))
         cache: dict[int, P] = {}
         out = np.empty(size, dtype=np.int64)
