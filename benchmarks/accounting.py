@@ -25,21 +25,25 @@ The tol sweep reads the bracket width over tol at tols 1e-3 ... 1e-7 on W1, W3 T
 compositions where a smaller tol once gave a wider bracket (issue 28), and checks each bracket
 lies within the larger tol's.
 The fresh-process section runs the W4 bracket and dp_accounting's W4 in their own processes (peak
-RSS), and ``dpcert dpsgd`` (W3 T=1e4) end to end against a dp_accounting script, by CPU time.
+RSS), and ``dpcert dpsgd`` (W3 T=1e4) end to end against a dp_accounting script, by CPU time, and
+the imports of each alone; each pair alternates, from compiled bytecode as an installed package
+runs (``processes``).
 
     python -m benchmarks.accounting [--repeats 5] [--skip-autodp] [--skip-tails] [--clock cpu]
-                                    [--skip-tol-sweep] [--skip-processes]
+                                    [--skip-tol-sweep] [--skip-processes] [--processes-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import resource
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 import warnings
@@ -359,12 +363,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skip-tol-sweep", action="store_true")
     ap.add_argument("--skip-processes", action="store_true",
                     help="skip the fresh processes (W4's peak RSS, the CLI end to end)")
+    ap.add_argument("--processes-only", action="store_true",
+                    help="run only the fresh processes (W4's peak RSS, the CLI end to end)")
     ap.add_argument("--only", default="", help="comma-separated workload name prefixes")
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall",
                     help="time runs by wall clock or by this process's CPU time")
     args = ap.parse_args(argv)
     global clock
     clock = CLOCK[args.clock]
+    if args.processes_only:
+        processes(args.repeats)
+        return
     anchors = {k: v for k, v in ANCHORS.items() if not (args.skip_autodp and k == "autodp")}
 
     head = (f"{'workload':<18} {'accountant':<18} {'eps (lower, upper)':>24} {'up-truth':>10} "
@@ -414,15 +423,20 @@ def main(argv: list[str] | None = None) -> None:
         processes(args.repeats)
 
 
-#: The fresh processes ``processes`` times: the W4 bracket and dp_accounting's W4 (peak RSS), and
-#: the CLI's DP-SGD run (W3 T=1e4) end to end against a script computing it with dp_accounting.
+#: The fresh processes ``processes`` times, in pairs (dpcert, dp_accounting): the W4 bracket and
+#: dp_accounting's W4 (peak RSS); the CLI's DP-SGD run (W3 T=1e4) end to end against a script
+#: computing it with dp_accounting; and the imports of each alone: the modules ``dpcert dpsgd``
+#: imports before it computes (scipy.linalg, imported by the first recurrence, is then counted in
+#: the accounting) and the script's import lines.
 _W4_DPCERT = ("from benchmarks.accounting import WORKLOADS, dpcert; dpcert(WORKLOADS[4])")
 _W4_DPA = ("from benchmarks.accounting import WORKLOADS, dp_accounting_pld; "
            "dp_accounting_pld(WORKLOADS[4])")
 _CLI = ["-m", "verify.cli", "dpsgd", "--sampling-rate", "0.01", "--sigma", "1", "--steps", "10000",
         "--delta", "1e-5"]
-_DPA_SCRIPT = ("from dp_accounting import dp_event as ev; "
-               "from dp_accounting.pld import pld_privacy_accountant as p; a = p.PLDAccountant(); "
+_CLI_IMPORTS = "import verify.cli, accountant.compose.dpsgd"
+_DPA_IMPORTS = ("from dp_accounting import dp_event as ev; "
+                "from dp_accounting.pld import pld_privacy_accountant as p")
+_DPA_SCRIPT = (f"{_DPA_IMPORTS}; a = p.PLDAccountant(); "
                "a.compose(ev.SelfComposedDpEvent(ev.PoissonSampledDpEvent(0.01, "
                "ev.GaussianDpEvent(1.0)), 10000)); print(a.get_epsilon(1e-5))")
 #: the child's own peak RSS: VmHWM of its address space (Linux keeps ru_maxrss across execve, so a
@@ -430,11 +444,16 @@ _DPA_SCRIPT = ("from dp_accounting import dp_event as ev; "
 _RSS = ("; print('maxrss', [line.split()[1] for line in open('/proc/self/status') "
         "if line.startswith('VmHWM')][0])")
 
+_PAIRS = (("W4 bracket", ["-c", _W4_DPCERT + _RSS], ["-c", _W4_DPA + _RSS]),
+          ("dpcert dpsgd W3 T=1e4 (CLI)", _CLI, ["-c", _DPA_SCRIPT]),
+          ("its imports alone", ["-c", _CLI_IMPORTS], ["-c", _DPA_IMPORTS]))
 
-def _child(args: list[str]) -> tuple[float, float]:
+
+def _child(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(CPU seconds, peak RSS in MB or nan) of a fresh Python process run with ``args``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True,
+                         env=env).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rss = [float(line.split()[1]) / 1024 for line in out.splitlines() if line.startswith("maxrss")]
@@ -442,29 +461,36 @@ def _child(args: list[str]) -> tuple[float, float]:
 
 
 def processes(repeats: int) -> None:
-    """Fresh processes, timed by their CPU time (imports included), medians of ``repeats``."""
-    rows = [("W4 bracket, dpcert", ["-c", _W4_DPCERT + _RSS]),
-            ("W4, dp_accounting PLD", ["-c", _W4_DPA + _RSS]),
-            ("dpcert dpsgd W3 T=1e4 (CLI)", _CLI),
-            ("dp_accounting script W3 T=1e4", ["-c", _DPA_SCRIPT])]
-    print("\nfresh processes (CPU s and peak RSS, imports included; ratio = dpcert / dp_accounting)")
-    got = []
-    for name, argv in rows:
-        try:
-            runs = [_child(argv) for _ in range(repeats)]
-        except (subprocess.CalledProcessError, OSError) as exc:
-            print(f"{name:<32} failed: {type(exc).__name__}")
-            got.append((math.nan, math.nan))
-            continue
-        got.append((statistics.median(c for c, _ in runs), statistics.median(r for _, r in runs)))
-    for i, (name, _) in enumerate(rows):
-        cpu, rss = got[i]
-        anchor = got[i + 1] if i % 2 == 0 else got[i]
-        ratio = (f"  cpu x{cpu / anchor[0]:.2f}" + (f", rss x{rss / anchor[1]:.2f}"
-                                                      if not math.isnan(rss) else "")
-                 if i % 2 == 0 else "")
-        mem = f"{rss:>7.0f} MB" if not math.isnan(rss) else f"{'':>10}"
-        print(f"{name:<32} {cpu:>7.2f} s {mem}{ratio}")
+    """Fresh processes, timed by their CPU time (imports included): each pair run in turn (dpcert,
+    dp_accounting, dpcert, ...) after one uncounted run of each, medians of ``repeats``. The
+    children read compiled bytecode, as an installed package does (pip compiles it; the anchors'
+    is in site-packages): bytecode writing is switched on for them, into a temporary cache
+    directory, so a checkout run with PYTHONDONTWRITEBYTECODE does not recompile dpcert's sources
+    in every run."""
+    print(f"\nfresh processes (CPU s and peak RSS, imports included, from compiled bytecode; medians "
+          f"of {repeats} interleaved runs; ratio = median over the runs of dpcert / dp_accounting)")
+    print(f"{'':<30} {'dpcert':>18} {'dp_accounting':>18}  ratio")
+    with tempfile.TemporaryDirectory(prefix="dpcert-bench-pyc-") as cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = cache
+        for name, mine, theirs in _PAIRS:
+            try:
+                for argv in (mine, theirs):  # compiles the bytecode; not counted
+                    _child(argv, env)
+                runs = [(_child(mine, env), _child(theirs, env)) for _ in range(repeats)]
+            except (subprocess.CalledProcessError, OSError) as exc:
+                print(f"{name:<30} failed: {type(exc).__name__}")
+                continue
+            a = [r[0] for r in runs]
+            b = [r[1] for r in runs]
+            cells = []
+            for side in (a, b):
+                cpu, rss = statistics.median(c for c, _ in side), statistics.median(r for _, r in side)
+                cells.append(f"{cpu:>7.2f} s" + (f" {rss:>5.0f} MB" if not math.isnan(rss) else " " * 9))
+            ratio = f"cpu x{statistics.median(x[0] / y[0] for x, y in runs):.2f}"
+            if not math.isnan(a[0][1]) and not math.isnan(b[0][1]):
+                ratio += f", rss x{statistics.median(x[1] / y[1] for x, y in runs):.2f}"
+            print(f"{name:<30} {cells[0]:>18} {cells[1]:>18}  {ratio}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Start-up: `import accountant` and `dpcert --help` load no scipy, sympy or mechanisms (their
-exports load on first use); the lazy exports behave as the eager ones did."""
+exports load on first use); `dpcert dpsgd` loads what its accounting needs (numpy, scipy's fft,
+special and linalg, mpmath) and none of the rest; the lazy exports behave as the eager ones did."""
 
 from __future__ import annotations
 
@@ -21,6 +22,21 @@ def test_import_accountant_and_help_are_light() -> None:
                         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
                         "    main(['--help'])")
     assert not {m for m in mods if m.split(".")[0] in HEAVY or m in HEAVY}
+
+
+#: What ``dpcert dpsgd`` must not load: the other commands' libraries and scipy's heavy subpackages.
+NOT_FOR_DPSGD = ("sympy", "matplotlib", "mechanisms", "verify.audit", "verify.certify", "verify.training",
+                 "accountant.extensions", "scipy.stats", "scipy.signal", "scipy.optimize", "scipy.integrate",
+                 "scipy.interpolate", "scipy.ndimage", "scipy.sparse", "dp_accounting")
+
+
+def test_dpsgd_command_loads_only_its_accounting() -> None:
+    mods = loaded_after("import contextlib, io\nfrom verify.cli import main\n"
+                        "with contextlib.redirect_stdout(io.StringIO()):\n"
+                        "    assert main(['dpsgd', '--sampling-rate', '0.01', '--sigma', '1',\n"
+                        "                 '--steps', '1', '--delta', '1e-5']) == 0")
+    assert "accountant.pld.distribution" in mods  # the probe did run the command
+    assert not {m for m in mods if any(m == h or m.startswith(h + ".") for h in NOT_FOR_DPSGD)}
 
 
 def test_lazy_exports_behave_like_eager_ones() -> None:
