@@ -222,11 +222,12 @@ def evaluate(c: Candidate, o: Objective, score: Score, kp: NDArray[np.int64], kq
     a_u, b_u = box(gamma)
     a_l = float(stats.cp_lower(k_null, n, gamma))
     b_l = 1.0 - float(stats.cp_upper(k_alt, n, gamma))
-    margin = float(f(a_u)) - b_u
+    # the curve at a 0-d array: the same value as at the float, without validating a Python object
+    margin = float(f(np.asarray(a_u))) - b_u
 
     def refuted(g: float) -> bool:
         au, bu = box(g)
-        return bool(bu < float(f(au)))
+        return bool(bu < float(f(np.asarray(au))))
 
     level = stats.bisect_level(refuted)
     return TestPoint(
