@@ -68,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
                          "of the known worst pair's loss the search reaches on exact and noisy "
                          "estimates, the minimum over at least 8 seeds), "
                          "speed (includes analysis), analysis (the audit's analysis time against a plain "
-                         "Clopper-Pearson histogram auditor at 10^5 and 10^6 samples per input), stream "
-                         "(a vectorised Laplace audited on a local Dask cluster of 2 worker processes at "
-                         "--stream-samples draws per input: seconds, driver and worker peak RSS)")
+                         "Clopper-Pearson histogram auditor at 10^4, 10^5 and 10^6 samples per input), "
+                         "stream (a vectorised Laplace audited on a local Dask cluster of 2 worker processes "
+                         "at --stream-samples draws per input: seconds, driver and worker peak RSS)")
     ap.add_argument("--stream-samples", default="1e7,1e8",
                     help="comma-separated draws per input of the stream section")
     args = ap.parse_args(argv)
@@ -271,7 +271,7 @@ def cp_histogram_auditor(x: np.ndarray, y: np.ndarray, confidence: float, bins: 
     return max(0.0, float(np.max(e1)), float(np.max(e2)))
 
 
-def analysis_speed(confidence: float, sizes: tuple[int, ...] = (100_000, 1_000_000),
+def analysis_speed(confidence: float, sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000),
                    repeats: int = 3) -> None:
     """CPU seconds (``time.process_time``, one process) of the audit beyond drawing, against the
     reference ``cp_histogram_auditor`` on the same number of draws per input, both claimed PureDP(1)
@@ -309,7 +309,7 @@ def analysis_speed(confidence: float, sizes: tuple[int, ...] = (100_000, 1_000_0
                 refs.append(time.process_time() - t0)
             rep.store.clear()
             t_analysis, t_ref = statistics.median(analyses), statistics.median(refs)
-            print(f"{name:26} {n:>9} {rep.draw_seconds:7.2f} {t_analysis:9.3f} {t_ref:10.3f} "
+            print(f"{name:26} {n:>9} {rep.draw_seconds:7.2f} {t_analysis:9.4f} {t_ref:10.4f} "
                   f"{t_analysis / t_ref:6.2f} {first.epsilon_lower:12.4f} {ref:10.4f}")
             sys.stdout.flush()
 

@@ -22,7 +22,15 @@ from verify.audit.regions import (
     thresholds,
 )
 from verify.audit.scores import DENSE_KEYS, fit_scores, lowest_bit_exponent
-from verify.audit.stats import cp_lower, cp_lower_above, cp_upper, cp_upper_below, order_statistics
+from verify.audit.stats import (
+    cp_lower,
+    cp_lower_above,
+    cp_upper,
+    cp_upper_below,
+    eps_lower_bound,
+    mu_lower_bound,
+    order_statistics,
+)
 
 small_floats = st.integers(-40, 40).map(lambda k: k / 4)  # many ties, as lattice outputs have
 
@@ -239,3 +247,45 @@ def test_cheap_bounds_lie_inside_clopper_pearson(n: int, share: float, gamma: fl
     k = np.array([max(share * n, 1.0), math.floor(share * n), 0.0, float(n), max(n - 1.0, 0.0), 1.0])
     assert np.all(cp_upper_below(k, n, gamma) <= cp_upper(k, n, gamma))
     assert np.all(cp_lower(k, n, gamma) <= cp_lower_above(k, n, gamma))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 10**7), st.floats(0.0, 1.0), st.sampled_from([0.4, 1e-2, 1e-5, 1e-9, 1e-15, 1e-300]))
+def test_clopper_pearson_bounds_are_the_beta_quantiles(n: int, share: float, gamma: float) -> None:
+    """cp_upper is scipy's (1 - gamma) quantile of Beta(k + 1, n - k) (1 at k >= n) and cp_lower its
+    gamma quantile of Beta(k, n - k + 1) (0 at k = 0), bit for bit, for integer and fractional k,
+    as arrays and as scalars."""
+    from scipy import stats
+
+    half = round(2 * share * n) / 2  # the selection's predictions: counts or halves of them
+    k = np.array([half, math.floor(share * n), 0.0, float(n), max(n - 1.0, 0.0), 1.0, n + 0.5, n + 2.0])
+    inner_u, inner_l = k < n, k > 0
+    up = np.ones(k.size)
+    up[inner_u] = stats.beta.isf(gamma, k[inner_u] + 1.0, n - k[inner_u])
+    low = np.zeros(k.size)
+    with np.errstate(invalid="ignore"):
+        low[inner_l] = stats.beta.ppf(gamma, k[inner_l], n - k[inner_l] + 1.0)  # NaN where n - k + 1 <= 0
+    up, low = np.clip(np.nan_to_num(up, nan=1.0), 0, 1), np.clip(np.nan_to_num(low, nan=0.0), 0, 1)
+    assert np.array_equal(cp_upper(k, n, gamma), up) and np.array_equal(cp_lower(k, n, gamma), low)
+    for i in range(k.size):
+        assert float(cp_upper(float(k[i]), n, gamma)) == up[i] and float(cp_lower(k[i], n, gamma)) == low[i]
+
+
+def test_clopper_pearson_level_outside_the_unit_interval_is_refused() -> None:
+    for bad in (0.0, 1.0, -0.1, math.nan):
+        try:
+            cp_upper(1, 10, bad)
+        except ValueError as exc:
+            assert "gamma" in str(exc)
+        else:
+            raise AssertionError(f"cp_upper accepted gamma = {bad}")
+
+
+def test_privacy_bounds_read_nan_as_zero_and_infinity_as_the_largest_double() -> None:
+    """eps and mu bounds: at least 0, NaN (a 0/0 region) as 0, an unbounded one as the largest double."""
+    big = float(np.finfo(np.float64).max)
+    eps = eps_lower_bound(np.array([0.0, 0.5, math.nan, 0.1]),
+                          np.array([0.5, 0.5, math.nan, 1 - math.e * 0.1]), 0.0)
+    assert eps[0] == big and eps[1] == 0.0 and eps[2] == 0.0 and math.isclose(eps[3], 1.0, rel_tol=1e-12)
+    mu = mu_lower_bound(np.array([0.0, 0.5, math.nan, 0.9]), np.array([0.5, 0.5, 0.5, 0.9]))
+    assert mu[0] == big and mu[1] == 0.0 and mu[2] == 0.0 and mu[3] == 0.0

@@ -140,7 +140,8 @@ class SelectionBounds:
     regions that can have the largest objective value: every objective is non-increasing in both,
     so a region whose value at lower bounds of (alpha_u, beta_u) is below the best value found is
     dropped unbounded. The lower bounds (``stats.cp_upper_below``, ``stats.cp_lower_above``) cost a
-    regularised incomplete beta function each, the quantiles an inversion of it. ``best``
+    regularised incomplete beta function each, the quantiles an inversion of it; with at most
+    ``FIRST_BOUNDS`` regions every region is bounded and no lower bound is needed. ``best``
     returns the region ``np.argmax`` picks over all regions (the first of the largest values) and
     its value, as if every bound were computed."""
 
@@ -149,8 +150,10 @@ class SelectionBounds:
         self.a_up = np.ones(k_null.size)
         self.b_up = np.ones(k_null.size)
         self.done = np.zeros(k_null.size, dtype=bool)
-        self.a_below = stats.cp_upper_below(k_null, n, gamma)
-        self.b_below = 1.0 - stats.cp_lower_above(k_alt, n, gamma)
+        self.a_below, self.b_below = self.a_up, self.b_up  # no region dropped: no cheap bounds
+        if k_null.size > FIRST_BOUNDS:
+            self.a_below = stats.cp_upper_below(k_null, n, gamma)
+            self.b_below = 1.0 - stats.cp_lower_above(k_alt, n, gamma)
 
     def _compute(self, idx: NDArray[np.intp]) -> None:
         idx = idx[~self.done[idx]]
@@ -160,6 +163,11 @@ class SelectionBounds:
             self.done[idx] = True
 
     def best(self, obj: Objective, delta: float, f: TradeoffFunction) -> tuple[int, float]:
+        if self.k_null.size <= FIRST_BOUNDS:  # every region bounded
+            self._compute(np.arange(self.k_null.size))
+            vals = objective_values(obj, self.a_up, self.b_up, delta, f)
+            j = int(np.argmax(vals))
+            return j, float(vals[j])
         hope = objective_values(obj, self.a_below, self.b_below, delta, f)
         order = np.argsort(-hope, kind="stable")
         self._compute(order[:FIRST_BOUNDS])
@@ -214,11 +222,12 @@ def evaluate(c: Candidate, o: Objective, score: Score, kp: NDArray[np.int64], kq
     a_u, b_u = box(gamma)
     a_l = float(stats.cp_lower(k_null, n, gamma))
     b_l = 1.0 - float(stats.cp_upper(k_alt, n, gamma))
-    margin = float(f(a_u)) - b_u
+    # the curve at a 0-d array: the same value as at the float, without validating a Python object
+    margin = float(f(np.asarray(a_u))) - b_u
 
     def refuted(g: float) -> bool:
         au, bu = box(g)
-        return bool(bu < float(f(au)))
+        return bool(bu < float(f(np.asarray(au))))
 
     level = stats.bisect_level(refuted)
     return TestPoint(

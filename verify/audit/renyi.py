@@ -61,19 +61,21 @@ def claimed_renyi(claim: Guarantee) -> tuple[FloatArray, FloatArray] | None:
     return None
 
 
-def binary_renyi(p: ArrayLike, q: ArrayLike, order: float) -> FloatArray:
-    """d_a(Bern(p) || Bern(q)) for a > 1, in log space (inf when q = 0 < p or q = 1 > p)."""
+def binary_renyi(p: ArrayLike, q: ArrayLike, order: ArrayLike) -> FloatArray:
+    """d_a(Bern(p) || Bern(q)) for a > 1 (orders broadcast against p and q), in log space (inf when
+    q = 0 < p or q = 1 > p)."""
     pp = np.asarray(p, dtype=np.float64)
     qq = np.asarray(q, dtype=np.float64)
-    a = float(order)
+    a = np.asarray(order, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         t1 = np.where(pp > 0, a * np.log(pp) + (1 - a) * np.log(qq), -np.inf)
         t2 = np.where(pp < 1, a * np.log1p(-pp) + (1 - a) * np.log1p(-qq), -np.inf)
         d = np.logaddexp(t1, t2) / (a - 1)
-    return np.asarray(np.maximum(np.nan_to_num(d, nan=0.0, posinf=np.inf), 0.0), dtype=np.float64)
+    return np.asarray(np.fmax(d, 0.0), dtype=np.float64)  # NaN as 0
 
 
-def renyi_lower_bound(p_near: ArrayLike, q_near: ArrayLike, p_larger: ArrayLike, order: float) -> FloatArray:
+def renyi_lower_bound(p_near: ArrayLike, q_near: ArrayLike, p_larger: ArrayLike,
+                      order: ArrayLike) -> FloatArray:
     """Lower bound on max(D_a(P||Q), D_a(Q||P)) from one-sided bounds on P(A) and Q(A): with
     ``p_larger``, p_near = p_l (P(A) >= p_l) and q_near = q_u (Q(A) <= q_u); otherwise p_near = p_u and
     q_near = q_l. The minimum of each binary divergence over the box is at this corner when it
@@ -104,8 +106,7 @@ def rho_lower_bound(points: Sequence[TestPoint]) -> float:
             p_near, q_near, larger = t.alpha_upper, q_lo, False
         else:
             continue  # the box does not separate P(A) from Q(A)
-        for a in orders:
-            best = max(best, float(renyi_lower_bound(p_near, q_near, larger, float(a))) / float(a))
+        best = max(best, float(np.max(renyi_lower_bound(p_near, q_near, larger, orders) / orders)))
     return best * (1.0 - ROUNDING_SLACK)
 
 

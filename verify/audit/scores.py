@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from accountant.core.types import FloatArray
 
 from .features import Batch, row_keys
+from .stats import order_statistics
 
 #: Largest output dimension for per-coordinate families.
 MAX_COORDS = 16
@@ -228,8 +229,9 @@ def fit_scores(p: Batch, q: Batch, *, privacy_loss: Callable[[Any], FloatArray] 
             pooled = pooled[~np.isnan(pooled)]
             if pooled.size:
                 nbins = int(np.clip(np.sqrt(pooled.size) / 8, 8, 256))
-                edges = np.unique(np.quantile(pooled, np.linspace(0, 1, nbins + 1)[1:-1],
-                                              method="inverted_cdf"))
+                # numpy's inverted-CDF quantiles, read from one sort (np.quantile partitions once
+                # per level)
+                edges = np.unique(order_statistics(np.sort(pooled), np.linspace(0, 1, nbins + 1)[1:-1]))
                 hist = _count_table(_bin(edges, p.values[:, 0]), _bin(edges, q.values[:, 0]))
                 out.append(Score(f"histogram ({edges.size + 1} bins)",
                                  lambda b: hist(_bin(edges, _vals(b)[:, 0]))))
@@ -369,8 +371,7 @@ def _category_value_cells(p: Batch, q: Batch) -> list[Score]:
     pooled = np.concatenate([vp[~np.isnan(vp)], vq[~np.isnan(vq)]])
     if pooled.size == 0:
         return []
-    edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, CELL_VALUE_BINS + 1)[1:-1],
-                                  method="inverted_cdf"))
+    edges = np.unique(order_statistics(np.sort(pooled), np.linspace(0.0, 1.0, CELL_VALUE_BINS + 1)[1:-1]))
     table = _count_table(cell_keys(_cats(p), vp, edges), cell_keys(_cats(q), vq, edges))
     return [Score(f"structure x first-number cells ({edges.size + 1} value bins)",
                   lambda b: table(cell_keys(_cats(b), _nth_number(b, 0), edges)))]

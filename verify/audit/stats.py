@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -21,27 +22,60 @@ from accountant.core.types import FloatArray
 
 
 def cp_upper(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
-    """One-sided Clopper-Pearson upper bound on p at error level ``gamma`` (k may be fractional,
-    for a prediction)."""
+    """One-sided Clopper-Pearson upper bound on p at error level ``gamma`` in (0, 1) (k may be
+    fractional, for a prediction): the (1 - gamma) quantile of Beta(k + 1, n - k), 1 when k >= n.
+    The quantile is ``scipy.special.betainccinv``, the function ``scipy.stats.beta.isf`` calls,
+    without its per-call argument handling."""
+    g = _level(gamma)
+    if isinstance(k, _SCALARS) and isinstance(n, _SCALARS):  # one bound: no array operations
+        ks, ns = float(k), float(n)
+        if not (ks < ns and ks + 1.0 > 0.0):
+            return np.asarray(1.0)
+        qs = float(special.betainccinv(ks + 1.0, ns - ks, g))
+        return np.asarray(1.0 if qs != qs else min(max(qs, 0.0), 1.0))
     kk = np.asarray(k, dtype=np.float64)
-    nn = np.broadcast_to(np.asarray(n, dtype=np.float64), kk.shape)
-    out = np.ones(kk.shape)
-    inner = kk < nn
-    if inner.any():
-        out[inner] = stats.beta.isf(gamma, kk[inner] + 1.0, nn[inner] - kk[inner])
-    # where the quantile fails numerically (tiny gamma), 1 is the always-valid upper bound
-    return np.asarray(np.clip(np.nan_to_num(out, nan=1.0), 0.0, 1.0), dtype=np.float64)
+    nn = np.asarray(n, dtype=np.float64)
+    a, b = kk + 1.0, nn - kk
+    q = special.betainccinv(a, b, g)
+    # outside the parameters' range (k >= n, or a quantile that fails numerically at a tiny
+    # gamma), 1 is the always-valid upper bound
+    out = np.where((kk < nn) & (a > 0.0) & (b > 0.0) & ~np.isnan(q), q, 1.0)
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
 
 
 def cp_lower(k: ArrayLike, n: ArrayLike, gamma: float) -> FloatArray:
-    """One-sided Clopper-Pearson lower bound on p at error level ``gamma``."""
+    """One-sided Clopper-Pearson lower bound on p at error level ``gamma`` in (0, 1): the gamma
+    quantile of Beta(k, n - k + 1), 0 when k = 0 (the quantile function ``scipy.stats.beta.ppf``
+    calls, without its per-call argument handling)."""
+    g = _level(gamma)
+    if isinstance(k, _SCALARS) and isinstance(n, _SCALARS):
+        ks, ns = float(k), float(n)
+        if not (ks > 0.0 and ns - ks + 1.0 > 0.0):
+            return np.asarray(0.0)
+        qs = float(_BETA_PPF(g, ks, ns - ks + 1.0))
+        return np.asarray(0.0 if qs != qs else min(max(qs, 0.0), 1.0))
     kk = np.asarray(k, dtype=np.float64)
-    nn = np.broadcast_to(np.asarray(n, dtype=np.float64), kk.shape)
-    out = np.zeros(kk.shape)
-    inner = kk > 0
-    if inner.any():
-        out[inner] = stats.beta.ppf(gamma, kk[inner], nn[inner] - kk[inner] + 1.0)
-    return np.asarray(np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0), dtype=np.float64)
+    nn = np.asarray(n, dtype=np.float64)
+    a, b = kk, nn - kk + 1.0
+    q = _BETA_PPF(g, a, b)
+    out = np.where((kk > 0.0) & (b > 0.0) & ~np.isnan(q), q, 0.0)
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+
+
+#: The gamma quantile of Beta(a, b) as (gamma, a, b) -> x: what ``scipy.stats.beta.ppf`` evaluates
+#: inside (Boost's quantile; ``scipy.special.betaincinv`` differs from it at extreme levels).
+_BETA_PPF: Callable[..., Any] = stats.beta._ppf
+
+#: Python and numpy scalars: a bound of one count is computed without array operations.
+_SCALARS = (int, float, np.integer, np.floating)
+
+
+def _level(gamma: float) -> float:
+    """``gamma`` as a float in (0, 1), else ValueError."""
+    g = float(gamma)
+    if not 0.0 < g < 1.0:
+        raise ValueError(f"gamma must lie in (0, 1), got {gamma!r}")
+    return g
 
 
 #: Share of the way from k / n to Wilson's bound at which ``cp_upper_below`` and ``cp_lower_above``
@@ -59,12 +93,17 @@ def cp_upper_below(k: ArrayLike, n: int, gamma: float) -> FloatArray:
     inner = kk < n
     a, b = kk + 1.0, np.maximum(n - kk, 1.0)
 
-    def below(x: FloatArray) -> NDArray[np.bool_]:
+    def below(x: FloatArray, at: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Where ``at``: whether I_x(a, b) <= 1 - gamma (False elsewhere)."""
+        ok = np.zeros(kk.shape, dtype=bool)
         with np.errstate(invalid="ignore"):
-            return np.asarray(inner & (special.betainc(a, b, x) <= 1.0 - gamma))
+            ok[at] = special.betainc(a[at], b[at], x[at]) <= 1.0 - gamma
+        return ok
 
     x = p + TOWARDS_WILSON * (wilson_bounds(kk, n, gamma)[1] - p)
-    return np.asarray(np.where(below(x), x, np.where(below(p), p, 0.0)), dtype=np.float64)
+    at_x = below(x, inner)
+    at_p = below(p, inner & ~at_x)  # k / n where the first value is not certified
+    return np.asarray(np.where(at_x, x, np.where(at_p, p, 0.0)), dtype=np.float64)
 
 
 def cp_lower_above(k: ArrayLike, n: int, gamma: float) -> FloatArray:
@@ -75,13 +114,19 @@ def cp_lower_above(k: ArrayLike, n: int, gamma: float) -> FloatArray:
     p = kk / n
     a, b = np.maximum(kk, 1.0), n - kk + 1.0
 
-    def above(x: FloatArray) -> NDArray[np.bool_]:
+    def above(x: FloatArray, at: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Where ``at``: whether I_x(a, b) >= gamma (False elsewhere)."""
+        ok = np.zeros(kk.shape, dtype=bool)
         with np.errstate(invalid="ignore"):
-            return np.asarray(special.betainc(a, b, x) >= gamma)
+            ok[at] = special.betainc(a[at], b[at], x[at]) >= gamma
+        return ok
 
     x = p - TOWARDS_WILSON * (p - wilson_bounds(kk, n, gamma)[0])
-    out = np.where(above(x), x, np.where(above(p), p, 1.0))
-    return np.asarray(np.where(kk > 0, out, 0.0), dtype=np.float64)
+    inner = kk > 0
+    at_x = above(x, inner)
+    at_p = above(p, inner & ~at_x)
+    out = np.where(at_x, x, np.where(at_p, p, 1.0))
+    return np.asarray(np.where(inner, out, 0.0), dtype=np.float64)
 
 
 def wilson_bounds(k: ArrayLike, n: ArrayLike, gamma: float) -> tuple[FloatArray, FloatArray]:
@@ -150,8 +195,7 @@ def eps_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike, delta: float)
     with np.errstate(divide="ignore", invalid="ignore"):
         e1 = np.log(np.maximum(1.0 - delta - b, 0.0)) - np.log(a)
         e2 = np.log(np.maximum(1.0 - delta - a, 0.0)) - np.log(b)
-    out = np.maximum(np.nan_to_num(e1, nan=0.0, neginf=0.0), np.nan_to_num(e2, nan=0.0, neginf=0.0))
-    return np.asarray(np.maximum(out, 0.0), dtype=np.float64)
+    return _at_least_zero(np.fmax(e1, e2))
 
 
 def mu_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike) -> FloatArray:
@@ -161,7 +205,16 @@ def mu_lower_bound(alpha_upper: ArrayLike, beta_upper: ArrayLike) -> FloatArray:
     b = np.asarray(beta_upper, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = -special.ndtri(a) - special.ndtri(b)
-    return np.asarray(np.maximum(np.nan_to_num(mu, nan=0.0, neginf=0.0), 0.0), dtype=np.float64)
+    return _at_least_zero(mu)
+
+
+def _at_least_zero(x: FloatArray) -> FloatArray:
+    """max(x, 0) with NaN as 0 and +inf as the largest double (as ``np.nan_to_num`` then
+    ``np.maximum(., 0)``, without their per-call cost)."""
+    return np.asarray(np.minimum(np.fmax(x, 0.0), _LARGEST), dtype=np.float64)
+
+
+_LARGEST = float(np.finfo(np.float64).max)
 
 
 def binomial_tail_pvalue(k: int, n: int, p: float) -> float:
