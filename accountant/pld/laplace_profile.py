@@ -24,17 +24,21 @@ and the piece holding y0 is cut at its fractional part u0 by de Casteljau's algo
 combinations) and integrated against 2 sinh(a v), a = eps0 (1 - u0), by the odd terms of the same
 series. All pieces of one c share u0 = frac(tau), so the cut is made once per c and evaluation.
 
-Enclosure (``LaplaceProfile.delta_bounds``): tau is rounded down for the upper end (delta is
-non-increasing in eps, and G_c in y0) and the lower end is read at the same tau minus
-2 eps0 (tau_up - tau_down), the most a shift of tau moves delta (|dG_c / dy0| <= 2 eps0). Every
-computed term is within a relative error rho of its exact value's non-negative parts (products,
-sums and series of non-negative numbers, each a bounded number of roundings, and LIBM_REL per
-elementary function: ``_rho``, charged four times over); rho times the sum of the computed
-non-negative parts, inflated, is added to the upper end and taken from the lower one. The terms
+A pair's eps0 is Delta / b rounded up, so upper ends are read at it and lower ends at the double
+below it (the profile grows with eps0: the Laplace pairs are ordered by eps0).
+
+Enclosure (``LaplaceProfile.delta_bounds``): tau is computed in rationals and rounded down, which
+can only raise delta (G_c is non-increasing in y0); the lower bound at tau rounded up is below the
+value at tau rounded down by at most 2 eps0 (tau_up - tau_down) times the mass above each y0
+(|dG_c / dy0| <= 2 eps0 e^{eps0 (2 y0 - c)}, and <= 2 eps0 P(Y > y0)). Every computed term is
+within a relative error rho of its exact value's non-negative parts (products, sums and series of
+non-negative numbers, each a counted number of roundings, and LIBM_REL per elementary function;
+each bound is stated where it is computed), and rho times the sum of the computed non-negative
+parts, charged four times over, is added to the upper end and taken from the lower one. The terms
 with more than ``c_max`` continuous parts are dropped: they add at most their mass
-P(Binomial(k, gamma) > c_max) to the upper end. Errors are bounded in the absolute sense, so an
-enclosure is tight wherever delta is far above u times the mass near the threshold; at the
-default search precision the bracket of epsilon is about 1e-11 wide.
+P(Binomial(k, gamma) > c_max) to the upper end. Errors are bounded in the absolute sense, relative
+to the mass near the threshold: at the default search precision the bracket of epsilon is about
+1e-11 wide on the 100-fold Laplace.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ MAX_TERMS = 48
 #: Largest eps0 and count served: the exponentials e^{2 eps0 c} and the binomial weights stay in
 #: range (no overflow; the weights' underflow is charged).
 MAX_EPS0 = 5.0
+MIN_EPS0 = 1e-300
 MAX_COUNT = 1000
 #: The dropped mass the number of continuous terms is chosen for: at most this, and at most
 #: DROPPED_RATIO times the delta asked for (``c_max``).
@@ -152,9 +157,9 @@ class LaplaceProfile:
 
     @staticmethod
     def fits(eps0: float, k: int) -> bool:
-        """Whether eps0 and k are in the profile's range: eps0 in (0, MAX_EPS0], k in [1,
+        """Whether eps0 and k are in the profile's range: eps0 in [MIN_EPS0, MAX_EPS0], k in [1,
         MAX_COUNT] (``serves`` then says whether a query is served)."""
-        return 0.0 < eps0 <= MAX_EPS0 and 1 <= k <= MAX_COUNT
+        return MIN_EPS0 <= eps0 <= MAX_EPS0 and 1 <= k <= MAX_COUNT
 
     def serves(self, delta: float | None = None) -> bool:
         """Whether MAX_TERMS continuous terms leave a dropped mass of at most DROPPED_RATIO delta
@@ -163,6 +168,13 @@ class LaplaceProfile:
             return True
         dropped = DROPPED_TARGET if delta is None else DROPPED_RATIO * delta
         return self.c_max(dropped)[1] <= dropped
+
+    @cached_property
+    def _below(self) -> LaplaceProfile:
+        """The profile at the double below eps0, which lower ends are read at: a pair's eps0 is
+        Delta / b rounded up (``div_up``), so the mechanism's lies in (that double, eps0], and the
+        profile grows with eps0 (the Laplace pairs are ordered by eps0)."""
+        return LaplaceProfile(math.nextafter(self.eps0, 0.0), self.k)
 
     # ----- the weights -------------------------------------------------------------------------
     @cached_property
@@ -274,8 +286,9 @@ class LaplaceProfile:
     def delta_bounds(self, eps: float, dropped: float = DROPPED_TARGET) -> tuple[float, float]:
         """(lower, upper) bounds on the exact delta(eps), in [0, 1]; the continuous terms are cut
         where their mass is at most ``dropped`` (``c_max``), added to the upper end."""
-        lo, up, _ = self._bounds(eps, self._tables(self.c_max(dropped)[0]))
-        return lo, up
+        c = self.c_max(dropped)[0]
+        below = self._below
+        return below._bounds(eps, below._tables(c))[0], self._bounds(eps, self._tables(c))[1]
 
     def _bounds(self, eps: float, tab: _Tables) -> tuple[float, float, float]:
         """(lower, upper, slope): the bounds on delta(eps) and an estimate of -delta'(eps)."""
@@ -368,7 +381,7 @@ class LaplaceProfile:
         lower end one whose lower bound exceeds delta (each moved outward until it is)."""
         top = _mul_up(self.eps0, self.k)
         if delta <= 0.0:  # the atom at k eps0 has mass 2^-k: delta(eps) > 0 below it
-            return _mul_down(self.eps0, self.k), top
+            return _mul_down(self._below.eps0, self.k), top
         tab = self._tables(self.c_max(max(DROPPED_RATIO * delta, TINY))[0])
         lo, hi = 0.0, top  # upper(lo) > delta >= upper(hi), once lo is seen
         x = self._guess(delta, top)
@@ -402,10 +415,16 @@ class LaplaceProfile:
             step *= 4.0
         if not lower:
             return 0.0, upper
-        # the lower profile's root lies about (upper - lower bound) / slope below the root
-        gap = (ends[1] - ends[0]) / ends[2] if ends[2] > 0.0 else tol
+        # the lower end, on the profile an ulp of eps0 below (``_below``): its lower bound's root
+        # lies about (delta - that bound at the root) / slope below the root
+        below = self._below
+        btab = below._tables(len(tab.rho_weights) - 1)
+        d_lo, _, slope = below._bounds(root, btab)
+        if d_lo > delta:
+            return root, upper
+        gap = (delta - d_lo) / slope if slope > 0.0 else tol
         probe, step = root - gap - 0.5 * tol, gap + tol
-        while probe > 0.0 and self._bounds(probe, tab)[0] <= delta:
+        while probe > 0.0 and below._bounds(probe, btab)[0] <= delta:
             probe -= step
             step *= 4.0
         return max(0.0, probe), upper

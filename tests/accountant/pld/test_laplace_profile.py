@@ -99,3 +99,16 @@ def test_served_range() -> None:
 def test_bad_input(eps0: float, k: int, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         LaplaceProfile(eps0, k)
+
+
+def test_near_the_atoms_of_an_inexact_eps0() -> None:
+    # eps0 = 1/3 is held rounded up: the exact mechanism's profile must lie in the bracket just
+    # below its atoms j eps0 too, where an atom an ulp too high is a large relative error
+    pld = PLD.laplace(3.0).self_compose(4)
+    ref = LaplaceRef(mpf(1) / 3, 4)  # the exact 1/3, not its double
+    for j in (4, 2, 0, -2):
+        atom = float(mpf(j) / 3)
+        for gap in (0.0, 1e-15, 1e-12, 1e-9):
+            eps = atom - gap * max(1.0, abs(atom))
+            lo, up = pld.delta_bracket(eps)
+            assert lo <= ref.delta(mpf(eps)) <= up, (j, gap)
