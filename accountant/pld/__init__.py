@@ -4,6 +4,8 @@
   a pessimistic and an optimistic discretisation: certified brackets), ``pld_from_guarantee``;
 - ``subsampling``: amplification by subsampling on dominating pairs;
 - ``incremental``: composition on a grid fixed in advance (the ledger's running budget);
+- ``laplace_profile``: the exact profile of one Laplace pair composed with itself, enclosed without a
+  grid (a ``PLD`` of such a composition answers from it);
 - ``models``: one dominating pair per privacy-loss model, one file each;
 - ``laws``: the loss laws by kind (tail, finite, subsampled, symmetric) and their error bounds;
 - ``grid``: the discretisation seam (``Cells``), the optimistic construction, coarsening and the

@@ -18,8 +18,10 @@ from accountant.core.types import MACHINE_EPSILON, FloatArray
 from accountant.core.validation import as_float_array, check_count, check_real
 from accountant.notions.guarantees import FDP, GDP, GUARANTEES, ApproxDP, Approximate, Guarantee, PureDP
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff, TradeoffFunction, as_tradeoff
+from accountant.pld.grid.atoms import atom_quantum
 from accountant.pld.grid.composition import coarsening_level, compose_laws, self_compose
 from accountant.pld.grid.law import GridLaw
+from accountant.pld.laplace_profile import LaplaceProfile, laplace_profile
 from accountant.pld.laws.base import Direction, LossDirection
 from accountant.pld.laws.finite import density_direction, pmf_direction
 from accountant.pld.models.base import Pair, pair_from_spec, pair_to_spec
@@ -245,7 +247,7 @@ class PLD(Guarantee):
 
         steps = float(sum(c for _, c in self._sources("remove", True)))
         h_target = width(steps)
-        quantum = _atom_quantum([a for s, _ in self.factors for d in _dirs(s) for a in d.atoms()])
+        quantum = atom_quantum([a for s, _ in self.factors for d in _dirs(s) for a in d.atoms()])
         if quantum is not None:
             # atoms on nodes are discretised exactly: a step counts for its continuous Q-mass
             # (Laplace x100 at eps 0.1: 4.8 steps, not 100; randomized response: none)
@@ -489,6 +491,13 @@ class PLD(Guarantee):
             lower, level = finer_lower, finer
         return lower, upper
 
+    # ----- the exact k-fold Laplace profile --------------------------------------------------
+    @cached_property
+    def _laplace_profile(self) -> LaplaceProfile | None:
+        """The exact profile of one Laplace pair composed with itself (``laplace_profile``): it
+        answers every query it serves (``LaplaceProfile.serves``: by delta, never by tol)."""
+        return laplace_profile(self.factors)
+
     # ----- the ladder of tols ----------------------------------------------------------------
     @cached_property
     def _rung_tol(self) -> float:
@@ -514,6 +523,8 @@ class PLD(Guarantee):
 
     def _delta(self, eps: float) -> float:
         """delta(eps): the smallest of the rungs' upper bounds (each is one)."""
+        if (profile := self._laplace_profile) is not None and profile.serves():
+            return profile.delta_bounds(eps)[1]
         return min(p._rung_delta(eps) for p in self._rungs)
 
     def _delta_at_infinity(self) -> float:
@@ -524,6 +535,8 @@ class PLD(Guarantee):
         smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so below the
         default's rung a smaller tol never gives a larger value."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
+        if (profile := self._laplace_profile) is not None and profile.serves(delta):
+            return profile.epsilon(delta)
         return min(p._rung_epsilon(delta) for p in self._rungs)
 
     def delta_bracket(self, eps: float) -> tuple[float, float]:
@@ -531,6 +544,8 @@ class PLD(Guarantee):
         the rungs' brackets (each holds the exact value), so below the default's rung a smaller tol
         never gives a lower lower end or a higher upper end."""
         eps = check_real("eps", eps)
+        if (profile := self._laplace_profile) is not None and profile.serves():
+            return profile.delta_bounds(eps)
         ends = [p._rung_delta_bracket(eps) for p in self._rungs]
         return max(lo for lo, _ in ends), min(up for _, up in ends)
 
@@ -541,6 +556,8 @@ class PLD(Guarantee):
         higher upper end. Its width
         is not bounded by tol: tol sets the grid (docs: measurements, accounting)."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
+        if (profile := self._laplace_profile) is not None and profile.serves(delta):
+            return profile.epsilon_bracket(delta)
         ends = [p._rung_epsilon_bracket(delta) for p in self._rungs]
         return max(lo for lo, _ in ends), min(up for _, up in ends)
 
@@ -571,20 +588,6 @@ class PLD(Guarantee):
 
 def _dirs(s: Pair) -> tuple[LossDirection, ...]:
     return (s.remove,) if s.add is None else (s.remove, s.add)
-
-
-def _atom_quantum(atoms: list[float]) -> float | None:
-    """A common quantum a with every atom an integer multiple of it, when one is small."""
-    vals = [abs(a) for a in atoms if a != 0.0]
-    if not vals or any(not math.isfinite(v) for v in vals):
-        return None
-    base = min(vals)
-    for k in range(1, 13):
-        qa = base / k
-        ratios = np.asarray(vals) / qa
-        if np.allclose(ratios, np.round(ratios), rtol=0, atol=1e-9):
-            return qa
-    return None
 
 
 @singledispatch

@@ -130,3 +130,17 @@ def from_atoms(h: float, losses: FloatArray, qm: FloatArray, *, inf: float, q_ab
                                           LIBM_REL + (qm.size + 6) * MACHINE_EPSILON,
                                           bounds=atom_content_bounds(h / r, q, pn, x, qm.size)))
     return replace(law, lag=lag)
+
+
+def atom_quantum(atoms: list[float]) -> float | None:
+    """A common quantum a with every atom an integer multiple of it, when one is small."""
+    vals = [abs(a) for a in atoms if a != 0.0]
+    if not vals or any(not math.isfinite(v) for v in vals):
+        return None
+    base = min(vals)
+    for k in range(1, 13):
+        qa = base / k
+        ratios = np.asarray(vals) / qa
+        if np.allclose(ratios, np.round(ratios), rtol=0, atol=1e-9):
+            return qa
+    return None

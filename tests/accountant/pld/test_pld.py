@@ -28,7 +28,9 @@ from accountant.pld.settings import SCREEN_LEVELS
 # W1 of the benchmark: 100-fold Gaussian with sigma = 5 is exactly 2-GDP; eps(1e-5) from an
 # independent high-precision computation (issue 3), also checked against GDP(2) below.
 W1_TRUTH = 9.9972561
-W2_TRUTH = 4.2203473  # 100-fold Laplace, b = 10, delta = 1e-5 (issue 3)
+# 100-fold Laplace, b = 10, delta = 1e-5: the exact k-fold profile in mpmath at 150 digits
+# (``benchmarks/accounting_truths.py``; issue 3 gave its first 7 decimals)
+W2_TRUTH = 4.22034732508036
 W5_TRUTH = 21.5585364  # 50 Gaussian(3) + 50 Laplace(5) + 20 RR(0.5), delta = 1e-6 (issue 3)
 
 
