@@ -541,6 +541,8 @@ MEDIANS: dict[str, Callable[[int], Any]] = {
     "EM median": lambda n: ExponentialQuantile(LO, HI, n, EPS, bins=BINS),
     "NRS Gaussian SS": lambda n: SmoothSensitivityMedian(LO, HI, n, EPS, DELTA),
     "LLN SS (CDP)": lambda n: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA),
+    "ULN SS (CDP)": lambda n: SmoothLLNQuantile.for_approx_dp(LO, HI, n, EPS, DELTA,
+                                                              law="uniform-log-normal"),
     "Laplace SS (eps, delta)": lambda n: SmoothLaplaceQuantile(LO, HI, n, EPS, DELTA),
     "PTR 150/n": lambda n: PTRMedian(LO, HI, n, EPS / 2, DELTA, eta=150.0 / n),
     "PTR IQR eta": lambda n: AdaptivePTRMedian(LO, HI, n, EPS, DELTA),
@@ -548,11 +550,13 @@ MEDIANS: dict[str, Callable[[int], Any]] = {
 }
 
 
-def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS) -> None:
+def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS,
+                columns: tuple[str, ...] = tuple(MEDIANS)) -> None:
     """The Medians table: RMSE of each median estimator against the population median, and its
     ratio to the exponential-mechanism median's on the same datasets (paired bootstrap s.e.); the
-    share refused is shown where not 0 (refusals are left out of that estimator's RMSE)."""
-    names = list(MEDIANS)
+    share refused is shown where not 0 (refusals are left out of that estimator's RMSE). ``columns``:
+    the estimators run (the EM median always, first)."""
+    names = ["EM median", *(k for k in MEDIANS if k in columns and k != "EM median")]
     print(f"Medians at (eps, delta) = ({EPS}, {DELTA:g}), bounds [{LO:g}, {HI:g}], {trials} trials; "
           "RMSE, and for the others the ratio to the EM median's RMSE +- s.e.\n")
     print("| law | n | " + " | ".join(names) + " |")
@@ -560,7 +564,7 @@ def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = 
     for dist in dists:
         t = truth("median", dist)
         for n in ns:
-            mechs = {k: make(n) for k, make in MEDIANS.items()}
+            mechs = {k: MEDIANS[k](n) for k in names}
             errs: dict[str, list[float]] = {k: [] for k in names}
             rng = np.random.default_rng([seed, n, DISTS.index(dist), 7])
             for _ in range(trials):
@@ -574,7 +578,7 @@ def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = 
                 e = np.asarray(errs[k])
                 ok = ~np.isnan(e)
                 ratio = rmse(e[ok]) / rmse(em[ok]) if ok.any() else math.nan
-                se = ratio_se(e[ok], em[ok], seed) if ok.sum() > 1 else math.nan
+                se = ratio_se(e[ok] ** 2, em[ok] ** 2, seed) if ok.sum() > 1 else math.nan
                 cell = f"{ratio:.2f} ± {se:.2f}"
                 if not ok.all():
                     cell += f" ({1 - ok.mean():.0%} refused)"
@@ -636,13 +640,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--estimand", nargs="+", default=list(ESTIMANDS), choices=ESTIMANDS)
     ap.add_argument("--medians", action="store_true",
                     help="only the Medians table (ratios to the exponential-mechanism median)")
+    ap.add_argument("--median-columns", nargs="+", default=list(MEDIANS), choices=list(MEDIANS),
+                    metavar="COLUMN", help="with --medians: the estimators run (default all; the EM median "
+                    "always): " + ", ".join(MEDIANS))
     ap.add_argument("--only-rates", action="store_true",
                     help="only the estimators with a rate, against it (default 20 trials)")
     ap.add_argument("--certified-noise", action="store_true",
                     help="only the certified eps table of the smooth-sensitivity lattice noises")
     args = ap.parse_args(argv)
     if args.medians:
-        run_medians(args.n, args.trials, args.seed, tuple(args.dist))
+        run_medians(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.median_columns))
         return 0
     if args.certified_noise:
         certified_noise_table()
