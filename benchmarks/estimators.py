@@ -224,11 +224,12 @@ def anchors() -> tuple[dict[str, Callable[[int], dict[str, AnchorEstimator]]], l
     except Exception as exc:
         notes.append(f"OpenDP not importable: {type(exc).__name__}: {str(exc)[:80]}")
     try:
-        from pydp.algorithms.laplacian import BoundedStandardDeviation, BoundedVariance
+        from pydp.algorithms.laplacian import BoundedMean, BoundedStandardDeviation, BoundedVariance
 
         def pdp(n: int) -> dict[str, AnchorEstimator]:
             kw = {"epsilon": EPS, "lower_bound": LO, "upper_bound": HI, "dtype": "float"}
-            return {"variance": lambda x, xl, rng: BoundedVariance(**kw).quick_result(xl),
+            return {"mean": lambda x, xl, rng: BoundedMean(**kw).quick_result(xl),
+                    "variance": lambda x, xl, rng: BoundedVariance(**kw).quick_result(xl),
                     "std": lambda x, xl, rng: BoundedStandardDeviation(**kw).quick_result(xl)}
 
         libs["pydp"] = pdp
@@ -249,6 +250,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     lap = Laplace.calibrated(Mean(Domain(LO, HI, n, clip=True)), PureDP(EPS))
     stair = Staircase(Mean(Domain(LO, HI, n, clip=True)), EPS)
     ada_mean = AdaptiveMean(LO, HI, EPS, n)
+    ada_mean_ar = AdaptiveMean(LO, HI, EPS, adjacency="add_remove")
     bins = quantile_bins(n)
     em = {q: ExponentialQuantile(LO, HI, n, EPS, q=q, bins=bins) for q in (0.5, 0.9)}
     em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=bins) for q in (0.25, 0.75)}
@@ -279,6 +281,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
                 "adaptive std [a/r]": (one(ada["add_remove", "std"]), EPS)},
         "mean": {"staircase clipped mean": (one(stair), eps_of(stair)),
                  "adaptive-interval mean": (one(ada_mean), eps_of(ada_mean)),
+                 "adaptive mean [a/r]": (one(ada_mean_ar), eps_of(ada_mean_ar)),
                  "Laplace clipped mean": (one(lap), eps_of(lap)),
                  "LLN 10%-trimmed mean": (one(lln_tm), eps_of(lln_tm))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
@@ -319,10 +322,12 @@ ESTIMANDS = ("variance", "std", "mean", "median", "q90", "iqr")
 
 
 #: The dpcert estimators of each estimand in the anchor table (``--anchor-table``): one per relation (the
-#: first), and for the mean the adaptive-interval and Laplace releases beside the staircase, for comparison.
+#: first), and for the mean the adaptive-interval and Laplace releases beside the staircase, for comparison,
+#: and the adaptive-interval mean under add/remove (against PyDP's noisy sum over a noisy count).
 PRIMARY = {"variance": ("adaptive variance", "adaptive variance [a/r]"),
            "std": ("adaptive std", "adaptive std [a/r]"),
-           "mean": ("staircase clipped mean", "adaptive-interval mean", "Laplace clipped mean"),
+           "mean": ("staircase clipped mean", "adaptive-interval mean", "Laplace clipped mean",
+                    "adaptive mean [a/r]"),
            "median": ("EM median",), "q90": ("EM 0.9-quantile",), "iqr": ("EM q75 - EM q25",)}
 
 
