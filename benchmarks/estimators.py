@@ -14,7 +14,8 @@ estimator per dataset (the RMSE is over datasets and releases). The ratio of RMS
 standard error over the datasets, by the delta method on the per-dataset mean squared errors
 (``paired_ratio``: the sampling error each dataset gives both estimators cancels to first order), and
 a paired bootstrap of the same (column ``boot``, 400 resamples) as a check. ``--anchor-table`` keeps
-the dpcert estimators of the anchor table only (``PRIMARY``). Budget: eps = 1 (pure-DP estimators and
+the dpcert estimators of the anchor table only (``PRIMARY``); ``--relation`` keeps the estimators
+and anchors of one neighbouring relation. Budget: eps = 1 (pure-DP estimators and
 all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
 declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
 sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
@@ -388,19 +389,23 @@ def repeated(f: AnchorEstimator) -> Estimator:
 
 def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS,
                    estimands: tuple[str, ...] = ESTIMANDS, releases: int = 1,
-                   anchor_table: bool = False) -> list[dict[str, Any]]:
+                   anchor_table: bool = False,
+                   relations: tuple[str, ...] = ("replace", "add_remove")) -> list[dict[str, Any]]:
     """Every estimator on the same ``trials`` datasets per (law, n) (common random numbers: the
     datasets come from their own generator, seeded by (seed, n, law), and do not depend on which
-    estimators run), ``releases`` private releases of each estimator per dataset."""
+    estimators run), ``releases`` private releases of each estimator per dataset; only the dpcert
+    estimators and anchors of the neighbouring ``relations``."""
     libs, notes = anchors()
     for note in notes:
         print(f"# {note}")
     rows = []
     for dist in dists:
         for n in ns:
-            ours = {k: {name: v for name, v in est.items() if not anchor_table or name in PRIMARY[k]}
+            ours = {k: {name: v for name, v in est.items()
+                        if (not anchor_table or name in PRIMARY[k]) and relation(name) in relations}
                     for k, est in dpcert(n).items() if k in estimands}
-            theirs = {lib: make(n) for lib, make in libs.items()}
+            ours = {k: v for k, v in ours.items() if v}
+            theirs = {lib: make(n) for lib, make in libs.items() if RELATION[lib] in relations}
             errs: dict[tuple[str, str], list[np.ndarray]] = {}
             secs: dict[tuple[str, str], float] = {}
             refusals: dict[tuple[str, str], int] = {}
@@ -639,6 +644,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="private releases of every estimator per dataset (default 1)")
     ap.add_argument("--anchor-table", action="store_true",
                     help="only the dpcert estimator of each estimand that the anchor table compares")
+    ap.add_argument("--relation", nargs="+", default=["replace", "add_remove"],
+                    choices=["replace", "add_remove"],
+                    help="only the dpcert estimators and anchors of these neighbouring relations")
     ap.add_argument("--skip-sparse", action="store_true")
     ap.add_argument("--only-sparse", action="store_true")
     ap.add_argument("--dist", nargs="+", default=list(DISTS), choices=DISTS)
@@ -666,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(HEADER))
     if not args.only_sparse:
         run_univariate(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.estimand),
-                       args.releases, args.anchor_table)
+                       args.releases, args.anchor_table, tuple(args.relation))
     if not args.skip_sparse:
         run_sparse(args.n, args.trials, args.seed, tuple(args.dist))
     return 0
