@@ -14,7 +14,8 @@ estimator per dataset (the RMSE is over datasets and releases). The ratio of RMS
 standard error over the datasets, by the delta method on the per-dataset mean squared errors
 (``paired_ratio``: the sampling error each dataset gives both estimators cancels to first order), and
 a paired bootstrap of the same (column ``boot``, 400 resamples) as a check. ``--anchor-table`` keeps
-the dpcert estimators of the anchor table only (``PRIMARY``). Budget: eps = 1 (pure-DP estimators and
+the dpcert estimators of the anchor table only (``PRIMARY``); ``--relation`` keeps the estimators
+and anchors of one neighbouring relation. Budget: eps = 1 (pure-DP estimators and
 all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
 declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
 sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
@@ -226,11 +227,12 @@ def anchors() -> tuple[dict[str, Callable[[int], dict[str, AnchorEstimator]]], l
     except Exception as exc:
         notes.append(f"OpenDP not importable: {type(exc).__name__}: {str(exc)[:80]}")
     try:
-        from pydp.algorithms.laplacian import BoundedStandardDeviation, BoundedVariance
+        from pydp.algorithms.laplacian import BoundedMean, BoundedStandardDeviation, BoundedVariance
 
         def pdp(n: int) -> dict[str, AnchorEstimator]:
             kw = {"epsilon": EPS, "lower_bound": LO, "upper_bound": HI, "dtype": "float"}
-            return {"variance": lambda x, xl, rng: BoundedVariance(**kw).quick_result(xl),
+            return {"mean": lambda x, xl, rng: BoundedMean(**kw).quick_result(xl),
+                    "variance": lambda x, xl, rng: BoundedVariance(**kw).quick_result(xl),
                     "std": lambda x, xl, rng: BoundedStandardDeviation(**kw).quick_result(xl)}
 
         libs["pydp"] = pdp
@@ -251,6 +253,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
     lap = Laplace.calibrated(Mean(Domain(LO, HI, n, clip=True)), PureDP(EPS))
     stair = Staircase(Mean(Domain(LO, HI, n, clip=True)), EPS)
     ada_mean = AdaptiveMean(LO, HI, EPS, n)
+    ada_mean_ar = AdaptiveMean(LO, HI, EPS, adjacency="add_remove")
     bins = quantile_bins(n)
     em = {q: ExponentialQuantile(LO, HI, n, EPS, q=q, bins=bins) for q in (0.5, 0.9)}
     em_half = {q: ExponentialQuantile(LO, HI, n, EPS / 2, q=q, bins=bins) for q in (0.25, 0.75)}
@@ -281,6 +284,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
                 "adaptive std [a/r]": (one(ada["add_remove", "std"]), EPS)},
         "mean": {"staircase clipped mean": (one(stair), eps_of(stair)),
                  "adaptive-interval mean": (one(ada_mean), eps_of(ada_mean)),
+                 "adaptive mean [a/r]": (one(ada_mean_ar), eps_of(ada_mean_ar)),
                  "Laplace clipped mean": (one(lap), eps_of(lap)),
                  "LLN 10%-trimmed mean": (one(lln_tm), eps_of(lln_tm))},
         "median": {"EM median": (one(em[0.5]), EPS), "smooth-sens. median": (one(ss), eps_of(ss)),
@@ -321,10 +325,12 @@ ESTIMANDS = ("variance", "std", "mean", "median", "q90", "iqr")
 
 
 #: The dpcert estimators of each estimand in the anchor table (``--anchor-table``): one per relation (the
-#: first), and for the mean the adaptive-interval and Laplace releases beside the staircase, for comparison.
+#: first), and for the mean the adaptive-interval and Laplace releases beside the staircase, for comparison,
+#: and the adaptive-interval mean under add/remove (against PyDP's noisy sum over a noisy count).
 PRIMARY = {"variance": ("adaptive variance", "adaptive variance [a/r]"),
            "std": ("adaptive std", "adaptive std [a/r]"),
-           "mean": ("staircase clipped mean", "adaptive-interval mean", "Laplace clipped mean"),
+           "mean": ("staircase clipped mean", "adaptive-interval mean", "Laplace clipped mean",
+                    "adaptive mean [a/r]"),
            "median": ("EM median",), "q90": ("EM 0.9-quantile",), "iqr": ("EM q75 - EM q25",)}
 
 
@@ -385,19 +391,23 @@ def repeated(f: AnchorEstimator) -> Estimator:
 
 def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS,
                    estimands: tuple[str, ...] = ESTIMANDS, releases: int = 1,
-                   anchor_table: bool = False) -> list[dict[str, Any]]:
+                   anchor_table: bool = False,
+                   relations: tuple[str, ...] = ("replace", "add_remove")) -> list[dict[str, Any]]:
     """Every estimator on the same ``trials`` datasets per (law, n) (common random numbers: the
     datasets come from their own generator, seeded by (seed, n, law), and do not depend on which
-    estimators run), ``releases`` private releases of each estimator per dataset."""
+    estimators run), ``releases`` private releases of each estimator per dataset; only the dpcert
+    estimators and anchors of the neighbouring ``relations``."""
     libs, notes = anchors()
     for note in notes:
         print(f"# {note}")
     rows = []
     for dist in dists:
         for n in ns:
-            ours = {k: {name: v for name, v in est.items() if not anchor_table or name in PRIMARY[k]}
+            ours = {k: {name: v for name, v in est.items()
+                        if (not anchor_table or name in PRIMARY[k]) and relation(name) in relations}
                     for k, est in dpcert(n).items() if k in estimands}
-            theirs = {lib: make(n) for lib, make in libs.items()}
+            ours = {k: v for k, v in ours.items() if v}
+            theirs = {lib: make(n) for lib, make in libs.items() if RELATION[lib] in relations}
             errs: dict[tuple[str, str], list[np.ndarray]] = {}
             secs: dict[tuple[str, str], float] = {}
             refusals: dict[tuple[str, str], int] = {}
@@ -553,11 +563,13 @@ MEDIANS: dict[str, Callable[[int], Any]] = {
 }
 
 
-def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS) -> None:
+def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS,
+                columns: tuple[str, ...] = tuple(MEDIANS)) -> None:
     """The Medians table: RMSE of each median estimator against the population median, and its
     ratio to the exponential-mechanism median's on the same datasets (paired bootstrap s.e.); the
-    share refused is shown where not 0 (refusals are left out of that estimator's RMSE)."""
-    names = list(MEDIANS)
+    share refused is shown where not 0 (refusals are left out of that estimator's RMSE). ``columns``:
+    the estimators run (the EM median always, first)."""
+    names = ["EM median", *(k for k in MEDIANS if k in columns and k != "EM median")]
     print(f"Medians at (eps, delta) = ({EPS}, {DELTA:g}), bounds [{LO:g}, {HI:g}], {trials} trials; "
           "RMSE, and for the others the ratio to the EM median's RMSE +- s.e.\n")
     print("| law | n | " + " | ".join(names) + " |")
@@ -565,7 +577,7 @@ def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = 
     for dist in dists:
         t = truth("median", dist)
         for n in ns:
-            mechs = {k: make(n) for k, make in MEDIANS.items()}
+            mechs = {k: MEDIANS[k](n) for k in names}
             errs: dict[str, list[float]] = {k: [] for k in names}
             rng = np.random.default_rng([seed, n, DISTS.index(dist), 7])
             for _ in range(trials):
@@ -642,19 +654,25 @@ def main(argv: list[str] | None = None) -> int:
                     help="private releases of every estimator per dataset (default 1)")
     ap.add_argument("--anchor-table", action="store_true",
                     help="only the dpcert estimator of each estimand that the anchor table compares")
+    ap.add_argument("--relation", nargs="+", default=["replace", "add_remove"],
+                    choices=["replace", "add_remove"],
+                    help="only the dpcert estimators and anchors of these neighbouring relations")
     ap.add_argument("--skip-sparse", action="store_true")
     ap.add_argument("--only-sparse", action="store_true")
     ap.add_argument("--dist", nargs="+", default=list(DISTS), choices=DISTS)
     ap.add_argument("--estimand", nargs="+", default=list(ESTIMANDS), choices=ESTIMANDS)
     ap.add_argument("--medians", action="store_true",
                     help="only the Medians table (ratios to the exponential-mechanism median)")
+    ap.add_argument("--median-columns", nargs="+", default=list(MEDIANS), choices=list(MEDIANS),
+                    metavar="COLUMN", help="with --medians: the estimators run (default all; the EM median "
+                    "always): " + ", ".join(MEDIANS))
     ap.add_argument("--only-rates", action="store_true",
                     help="only the estimators with a rate, against it (default 20 trials)")
     ap.add_argument("--certified-noise", action="store_true",
                     help="only the certified eps table of the smooth-sensitivity lattice noises")
     args = ap.parse_args(argv)
     if args.medians:
-        run_medians(args.n, args.trials, args.seed, tuple(args.dist))
+        run_medians(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.median_columns))
         return 0
     if args.certified_noise:
         certified_noise_table()
@@ -666,7 +684,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(HEADER))
     if not args.only_sparse:
         run_univariate(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.estimand),
-                       args.releases, args.anchor_table)
+                       args.releases, args.anchor_table, tuple(args.relation))
     if not args.skip_sparse:
         run_sparse(args.n, args.trials, args.seed, tuple(args.dist))
     return 0

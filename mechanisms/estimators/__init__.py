@@ -9,7 +9,15 @@ from .adaptive_mean import AdaptiveMean
 from .bcdp_regression import BCDPLeastSquares
 from .gradient import NoisyGD, NoisyNewton, default_iterations
 from .inference import BatchFit, PrivateFit, WaldTest, wald_test
-from .interval import IntervalStage, float_down, histogram_scale, interval_histogram, occupied_interval
+from .interval import (
+    IntervalStage,
+    candidate_centres,
+    float_down,
+    histogram_scale,
+    interval_histogram,
+    occupied_interval,
+    split_budget,
+)
 from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .one_shot import OneShotMEstimator, one_shot_noise_factor
@@ -124,6 +132,7 @@ __all__: list[str] = [
     "arsinh_dilation_step",
     "arsinh_lattice_draw",
     "arsinh_shift_coefficient",
+    "candidate_centres",
     "cdp_epsilon_for",
     "cdp_rho",
     "central_window",
@@ -150,6 +159,7 @@ __all__: list[str] = [
     "ptr_test_constant",
     "quantile_rank",
     "smooth_sensitivity",
+    "split_budget",
     "trimmed_mean_aggregator",
     "uln_epsilon",
     "wald_test",

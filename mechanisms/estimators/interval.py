@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from accountant import Guarantee, PureDP, compose
 from accountant.core.validation import check_count, check_real
@@ -33,7 +33,18 @@ from ..base import Mechanism
 from ..domain import Adjacency, Domain
 from ..statistics import noisy_histogram
 
-__all__ = ["IntervalStage", "float_down", "histogram_scale", "interval_histogram", "occupied_interval"]
+__all__ = ["IntervalStage", "candidate_centres", "float_down", "histogram_scale", "interval_histogram",
+           "occupied_interval", "split_budget"]
+
+#: Budget shares of a stage-2 split are multiples of 1 / SHARE_UNITS (``split_budget``).
+SHARE_UNITS = 64
+#: Candidate centres of a stage-2 release: CENTRES equally spaced points of [lo, hi], ends included.
+CENTRES = 33
+
+
+def candidate_centres(lo: float, hi: float) -> NDArray[np.float64]:
+    """The CENTRES equally spaced candidate centres of [lo, hi], ends included."""
+    return np.asarray(lo + (hi - lo) * np.linspace(0.0, 1.0, CENTRES), dtype=np.float64)
 
 
 def float_down(x: Fraction) -> float:
@@ -97,6 +108,27 @@ class IntervalStage:
 
     def closed_form_guarantee(self) -> Guarantee:
         return PureDP(self.eps)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shares(eps: float, units: tuple[int, ...]) -> tuple[float, ...]:
+    """eps * u / SHARE_UNITS for each u, rounded down."""
+    return tuple(float_down(Fraction(eps) * Fraction(u, SHARE_UNITS)) for u in units)
+
+
+def split_budget(eps: float, weights: ArrayLike) -> tuple[float, ...]:
+    """eps split in proportion to the non-negative ``weights`` (not all 0): each share rounded down to a
+    multiple of 1/SHARE_UNITS, at least 1/SHARE_UNITS, the largest lowered until the shares sum to
+    <= 1; each budget eps * share rounded down, so the budgets sum to <= eps in exact arithmetic.
+
+    With Laplace-like noise of scale Delta_i/eps_i on statistics q_i entering an estimate with
+    first-order weights a_i = Delta_i |dT/dq_i|, the error variance 2 sum (a_i/eps_i)^2 under
+    sum eps_i = eps is least at eps_i proportional to a_i^(2/3) (Lagrange): pass a_i^(2/3)."""
+    w = np.asarray(weights, dtype=np.float64)
+    units = np.maximum(np.floor(w / w.sum() * SHARE_UNITS), 1).astype(int)
+    while units.sum() > SHARE_UNITS:
+        units[int(np.argmax(units))] -= 1
+    return _shares(eps, tuple(int(u) for u in units))
 
 
 @functools.lru_cache(maxsize=64)

@@ -24,7 +24,7 @@ Laplace noise of scale Delta_i/eps_i the error variance is 2 sum (a_i/eps_i)^2 w
 |dV/dq_i|. Under sum eps_i = eps_2 it is least for eps_i proportional to a_i^(2/3) (Lagrange), where it
 equals 2 (sum a_i^(2/3))^3/eps_2^2. The centre c (one of 33 points of [lo, hi]) and the split minimise
 this with mu, V and N estimated from the occupied bins of the noisy histogram (post-processing). Shares
-are rounded down to multiples of 1/64 (at least 1/64 each), so sum w_i <= 1.
+are rounded down to multiples of 1/64 (at least 1/64 each), so sum w_i <= 1 (``split_budget``).
 
 Privacy. Stage 1 is eps_1-DP. Whatever stage 1 outputs, stage 2 is a composition of mechanisms meeting
 PureDP(eps_2 w_i) with sum w_i <= 1, hence eps_2-DP, and eps_1 + eps_2 <= eps in exact arithmetic
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -54,25 +53,20 @@ from ..centred import CentredSum
 from ..domain import Adjacency, Domain
 from ..noise import Laplace
 from ..queries import Count
-from .interval import IntervalStage, float_down, histogram_scale, occupied_interval
+from .interval import (
+    IntervalStage,
+    candidate_centres,
+    histogram_scale,
+    occupied_interval,
+    split_budget,
+)
 from .stability import check_bounds, check_eps
 
 __all__ = ["AdaptiveVariance"]
 
-#: Budget shares of stage 2 are multiples of 1 / SHARE_UNITS.
-SHARE_UNITS = 64
-#: Candidate centres: CENTRES equally spaced points of [lo, hi], ends included.
-CENTRES = 33
-GRID = np.linspace(0.0, 1.0, CENTRES)
 Output = Literal["variance", "std"]
 #: (lo, hi, centre, stage-2 budgets): what stage 2 is built from.
 Plan = tuple[float, float, float, tuple[float, ...]]
-
-
-@functools.lru_cache(maxsize=4096)
-def _budgets(eps2: float, units: tuple[int, ...]) -> tuple[float, ...]:
-    """eps2 * u / SHARE_UNITS for each u, rounded down."""
-    return tuple(float_down(Fraction(eps2) * Fraction(u, SHARE_UNITS)) for u in units)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -147,7 +141,7 @@ class AdaptiveVariance(IntervalStage, Mechanism):
         var = float(np.dot(w, (mids - mean) ** 2) / total) + width**2 / 12
         size = max(total, 1.0) if self.n is None else (float(self.n) if self.adjacency == "replace"
                                                          else max(total, float(self.n)))
-        centres = lo + (hi - lo) * GRID
+        centres = candidate_centres(lo, hi)
         reach = np.maximum(centres - lo, hi - centres)
         a2 = reach**2
         offset = np.maximum(np.abs(mean - centres), width / 4)  # the histogram resolves the mean to ~width/4
@@ -157,11 +151,7 @@ class AdaptiveVariance(IntervalStage, Mechanism):
             parts.append(np.abs(var - (mean - centres) ** 2))
         powers = np.stack(parts) ** (2 / 3) / size ** (2 / 3)
         best = int(np.argmin(powers.sum(axis=0)))
-        share = powers[:, best] / powers[:, best].sum()
-        units = np.maximum(np.floor(share * SHARE_UNITS), 1).astype(int)
-        while units.sum() > SHARE_UNITS:
-            units[int(np.argmax(units))] -= 1
-        return lo, hi, float(centres[best]), _budgets(eps2, tuple(int(u) for u in units))
+        return lo, hi, float(centres[best]), split_budget(eps2, powers[:, best])
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         hist = self.histogram
