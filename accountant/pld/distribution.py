@@ -34,6 +34,7 @@ from accountant.pld.settings import (
     LADDER_TOP,
     LAW_BUDGETS,
     MAX_POINTS,
+    OPTIMISTIC_COARSER,
     OPTIMISTIC_MORE,
     OPTIMISTIC_REFINE,
     PESSIMISTIC_MORE,
@@ -288,17 +289,19 @@ class PLD(Guarantee):
         (``epsilon_bracket``; only while its sources fit in MAX_POINTS, ``_optimistic_grid``), a
         pessimistic law's that many times (``epsilon``, sized by ``_pessimistic_finer``)."""
         # keyed by the grid itself: the rungs of the ladder share the laws (``_rungs``)
-        cache: dict[tuple[str, bool, bool, bool, float, int, bool], GridLaw] = (
+        cache: dict[tuple[str, bool, bool, bool, float, int, bool, int], GridLaw] = (
             self.__dict__.setdefault("_law_cache", {}))
         h, max_level = self._grid
+        # an optimistic law at finer < 0 reads its sources 2^-finer coarser (``_optimistic_grid``)
+        source = 1
         if coarse:
             h, max_level = 2 ** (SCREEN_LEVELS - finer) * h, max_level - SCREEN_LEVELS + finer
         elif not pessimistic:
-            refine = self._optimistic_grid(finer, precise)
+            refine, source = self._optimistic_grid(finer, precise)
             h, max_level = h / refine, max_level + refine.bit_length() - 1
         else:
             h, max_level = h / 2 ** finer, max_level + finer
-        key = (direction, pessimistic, coarse, precise, h, max_level, self._grid_plan[3])
+        key = (direction, pessimistic, coarse, precise, h, max_level, self._grid_plan[3], source)
         if key not in cache:
             # a tail cut from each of the n mechanisms adds at most n * tail to delta; the coarse
             # screening laws are cheap and serve every delta
@@ -307,12 +310,15 @@ class PLD(Guarantee):
             sources = self._sources(direction, pessimistic)
             # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
             # h 2^coarsening_level of its steps); a mechanism run once is discretised on it
-            # directly (one discretisation error instead of two, and a shorter source)
+            # directly (one discretisation error instead of two, and a shorter source). A source
+            # read ``source`` times coarser keeps the coarsening plan counted from h (its laws
+            # reach the same grids from the level where they pass its width)
             coarsest = h * 2 ** max(coarsening_level(c * self._step_weight(d), max_level)
                                     for d, c in sources)
             slices = PRECISE_SLICES if key[3] else 3
-            laws = [self_compose(d.discretize(coarsest if c == 1 else h, pessimistic, tail), c,
-                                 max_level, slices, budget, budget, self._step_weight(d))
+            laws = [self_compose(d.discretize(max(coarsest if c == 1 else h, h * source), pessimistic,
+                                              tail),
+                                 c, max_level, slices, budget, budget, self._step_weight(d), plan=h)
                     for d, c in sources]
             cache[key] = compose_laws(laws, budget)
         return cache[key]
@@ -424,21 +430,26 @@ class PLD(Guarantee):
         # default laws' atom holds their tail cuts
         return min(1.0, max(self._direction_delta(d, math.inf, precise) for d in self.directions))
 
-    def _optimistic_grid(self, finer: int, precise: bool = False) -> int:
-        """How much finer than the pessimistic grid an optimistic law's is: OPTIMISTIC_REFINE when
-        the sources fit in MAX_POINTS with the precise laws' cuts (the widest), then 2^finer more
-        (``epsilon_bracket`` asks for them only while the bracket is wider than tol) as far as they fit with
-        the law's own cuts."""
+    def _optimistic_grid(self, finer: int, precise: bool = False) -> tuple[int, int]:
+        """(refine, source): an optimistic law's grid is ``refine`` times finer than the pessimistic
+        one and its sources are read ``source`` times coarser than that. At finer < 0, the grid is
+        the pessimistic one and the sources are read 2^-finer coarser (the cheapest laws: the
+        bracket starts there, at -OPTIMISTIC_COARSER); at finer >= 0, the sources are read on the
+        grid, OPTIMISTIC_REFINE times finer when they fit in MAX_POINTS with the precise laws' cuts
+        (the widest), then 2^finer more (``epsilon_bracket`` asks for them only while the bracket is
+        wider than tol) as far as they fit with the law's own cuts."""
+        if finer < 0:
+            return 1, 2 ** -finer
         h = self._grid[0]
         if self._span * OPTIMISTIC_REFINE > MAX_POINTS * h:
-            return 1
+            return 1, 1
         span = self._span_cut(LAW_BUDGETS[precise] / self.steps)
         refine = OPTIMISTIC_REFINE
         for _ in range(finer):
             if span * refine * 2 > MAX_POINTS * h:
                 break
             refine *= 2
-        return refine
+        return refine, 1
 
     def _optimistic(self, direction: Direction, delta: float, finer: int = 0) -> GridLaw:
         """The optimistic law of a direction for a bracket at delta: the precise one below
@@ -459,8 +470,10 @@ class PLD(Guarantee):
 
     def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
-        ``_rung_epsilon(delta)``. While the bracket is wider than the rung's tol, the lower end
-        is recomputed on a finer optimistic grid, up to 2^OPTIMISTIC_MORE times finer and while it
+        ``_rung_epsilon(delta)``. The lower end is first read on the cheapest optimistic law
+        (its sources 2^OPTIMISTIC_COARSER coarser than the pessimistic grid); while the bracket
+        is wider than tol (the smaller of tol and the rung's), it is recomputed on a finer
+        optimistic grid, up to 2^OPTIMISTIC_MORE times finer than the pessimistic one and while it
         gains (each lower end is sound: the largest is kept). Its error falls about 4x per
         halving, so each step halves the grid as often as that takes the width to tol / 2
         (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid, 0.48 on the grid 4x finer, without
@@ -471,14 +484,16 @@ class PLD(Guarantee):
             lower = smallest_epsilon(opt.delta, delta) if opt.inf <= delta else math.inf
             return lower_end(opt, delta, lower), upper
         worst = self._worst_direction(upper)
-        lower = lower_end(self._optimistic(worst, delta), delta, upper)
-        level, precise = 0, delta < DEFAULT_LAW_DELTA
-        while upper - lower > self._rung_tol and level < OPTIMISTIC_MORE:
-            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * self._rung_tol), 4.0)))
+        level, precise = -OPTIMISTIC_COARSER, delta < DEFAULT_LAW_DELTA
+        lower = lower_end(self._optimistic(worst, delta, level), delta, upper)
+        tol = min(self.tol, self._rung_tol)
+        while upper - lower > tol and level < OPTIMISTIC_MORE:
+            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * tol), 4.0)))
             finer = min(level + step, OPTIMISTIC_MORE)
             # the pessimistic law is read only here: a bracket within tol builds no more laws
             size = self.law(worst, precise=precise).masses.size
-            while finer > level and self._optimistic_grid(finer, precise) * size > REFINED_MAX_POINTS:
+            while (finer > level
+                   and self._optimistic_grid(finer, precise)[0] * size > REFINED_MAX_POINTS):
                 finer -= 1
             if finer == level or (self._optimistic_grid(finer, precise)
                                   == self._optimistic_grid(level, precise)):

@@ -50,6 +50,11 @@ DEFAULT_LAW_DELTA = 2.0 * LAW_BUDGETS[False] / PRECISE_RATIO
 #: lower bound, and the grid twice finer cost 2-4x the lower end's time on every bracket
 #: (docs: measurements, PLD grid constants).
 OPTIMISTIC_REFINE = 1
+#: ``epsilon_bracket`` reads its first lower end on the optimistic law whose sources are read
+#: 2^OPTIMISTIC_COARSER times coarser than the pessimistic grid (and composed on the same grids
+#: from there on): the cheapest law, 2-4x looser than one on the pessimistic grid; the finer
+#: ones are built only where the bracket is wider than tol.
+OPTIMISTIC_COARSER = 1
 #: ``epsilon_bracket`` halves the optimistic grid up to this many more times while the bracket is
 #: wider than tol: a source that piles its mass within a few cells (a Poisson-subsampled one at a
 #: small rate) is lowered by O(h) times the cells' mass per copy until h is below the pile's

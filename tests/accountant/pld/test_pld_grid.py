@@ -22,7 +22,8 @@ from accountant.pld.grid.convolve import to_grid
 from accountant.pld.grid.law import GridLaw
 from accountant.pld.laws.finite import pmf_direction
 from accountant.pld.models.gaussian import GaussianPair
-from accountant.pld.settings import OPTIMISTIC_REFINE
+from accountant.pld.readout import lower_end
+from accountant.pld.settings import OPTIMISTIC_COARSER, OPTIMISTIC_REFINE
 
 
 def _exact_delta(losses: np.ndarray, q: np.ndarray, q_inf: float, eps: float) -> float:
@@ -209,18 +210,42 @@ def test_bracket_wider_than_tol_refines_the_optimistic_grid() -> None:
     assert 0.0 < up - lo <= 2.0 * pld.tol
 
 
+def test_bracket_starts_on_coarse_sources_and_refines_only_past_tol() -> None:
+    """The first lower end is read on the optimistic law whose sources are read 2^OPTIMISTIC_COARSER
+    times coarser than the pessimistic grid, composed on the pessimistic law's grids (the same
+    final grid); the finer law is built only where that bracket is wider than tol. DP-SGD
+    q 0.01, sigma 1: at T 1e4 the coarse read's bracket is 0.74 tol wide and no finer law is built;
+    at T 1e3 it is wider than tol and the bracket is the grid-h law's (0.79 tol)."""
+    pld = compose([subsample(GDP(1.0), 0.01)] * 10_000)
+    lo, up = pld.epsilon_bracket(1e-5)
+    h = pld._grid[0]
+    opt = [k for k in pld.__dict__["_law_cache"] if not k[1]]
+    assert [k[7] for k in opt] == [2 ** OPTIMISTIC_COARSER]  # key: ..., source factor
+    coarse = pld.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER)
+    assert coarse.h == pld.law("remove").h > h  # the same final grid (coarsened from h)
+    assert lo == lower_end(coarse, 1e-5, up) and 0.0 < up - lo <= pld.tol
+    pld = compose([subsample(GDP(1.0), 0.01)] * 1000)
+    lo, up = pld.epsilon_bracket(1e-5)
+    first = lower_end(pld.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5, up)
+    assert up - first > pld.tol  # the coarse read alone is not within tol
+    assert first < lo and up - lo <= pld.tol
+    assert lo == lower_end(pld.law("remove", pessimistic=False), 1e-5, up)
+
+
 def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The refinement is skipped where the pessimistic law's size times the refinement passes
     REFINED_MAX_POINTS (a PureDP(13) subsampled at 0.54, 124 times, has 1.4e6 points: its four
     optimistic laws took 82 s, the soundness campaign's timeout, for a lower end of 0 each time):
-    with the cap at 1 the bracket's lower end is the base optimistic law's."""
+    with the cap at 1 the bracket's lower end is the first optimistic law's (its sources read
+    2^OPTIMISTIC_COARSER coarser)."""
     from accountant.pld import distribution as pld_module
 
     monkeypatch.setattr(pld_module, "REFINED_MAX_POINTS", 1)
     pld = compose([subsample(GDP(1.0), 1e-4)] * 1000)
     lo, up = pld.epsilon_bracket(1e-5)
-    base = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
+    base = max(_lower_eps(pld.law(d, pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5)
+               for d in pld.directions)
     assert abs(lo - base) <= 1e-9 and up - lo > 10 * pld.tol  # 15.6 tol without the refinement
     # no law on a grid finer than the top rung's base grids (key: ..., precise, h, ...)
     h = pld._grid[0]
