@@ -61,9 +61,11 @@ class PLD(Guarantee):
     a ladder of tols a factor TOL_LADDER apart (``ladder_rung``), and the grid width h is chosen
     so that the discretisation error, about GRID_CONST * steps * h^2, is t (Gaussian
     pairs, composed exactly first, count as one step; a mechanism whose atoms sit on the nodes
-    counts for its continuous Q-mass); the lower bound's law is on a grid OPTIMISTIC_REFINE
-    times finer when its sources fit in MAX_POINTS (round-off is kept far below tol by the FFT's
-    slicing). A small epsilon magnifies the grid's error (d eps / d(mu^2) of the mu-GDP curve
+    counts for its continuous Q-mass). The bracket spends the width tol allows on its lower end:
+    ``epsilon_bracket`` reads it first on the cheapest optimistic law (its sources read
+    2^OPTIMISTIC_COARSER times coarser, composed on the pessimistic law's grids) and builds finer
+    optimistic laws only while the bracket is wider than tol (round-off is kept far below tol by
+    the FFT's slicing). A small epsilon magnifies the grid's error (d eps / d(mu^2) of the mu-GDP curve
     through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Below the default's rung,
     every bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at
     every rung from the default's down to t (``_rungs``; they share their laws), so refining tol

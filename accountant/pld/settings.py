@@ -9,8 +9,9 @@ import math
 from accountant.core.validation import check_real
 from accountant.pld.grid.law import TAIL_BUDGET
 
-#: Default accuracy: the tol the grid is set for (GRID_CONST); the bracket's width is measured
-#: against it, not bounded by it (docs: measurements, accounting).
+#: Default accuracy: the tol the grid is set for (GRID_CONST), and the width ``epsilon_bracket``
+#: refines its lower end towards (OPTIMISTIC_COARSER, OPTIMISTIC_MORE); the widths measured
+#: against it are in the docs (measurements, accounting).
 DEFAULT_TOL = 3e-5
 #: Smallest tol accepted (the grid is also limited by MIN_H and MAX_POINTS).
 MIN_TOL = 1e-9
