@@ -61,19 +61,17 @@ class PLD(Guarantee):
     a ladder of tols a factor TOL_LADDER apart (``ladder_rung``), and the grid width h is chosen
     so that the discretisation error, about GRID_CONST * steps * h^2, is t (Gaussian
     pairs, composed exactly first, count as one step; a mechanism whose atoms sit on the nodes
-    counts for its continuous Q-mass). The bracket spends the width tol allows on its lower end:
-    ``epsilon_bracket`` reads it first on the cheapest optimistic law (its sources read
-    2^OPTIMISTIC_COARSER times coarser, composed on the pessimistic law's grids) and builds finer
-    optimistic laws only while the bracket is wider than tol (round-off is kept far below tol by
-    the FFT's slicing). A small epsilon magnifies the grid's error (d eps / d(mu^2) of the mu-GDP curve
-    through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Below the default's rung,
+    counts for its continuous Q-mass). The lower end spends the width tol leaves: it is read on
+    finer optimistic laws only while the bracket is wider than tol (``_rung_epsilon_bracket``;
+    round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's
+    error (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
+    (``_pessimistic_finer``). Below the default's rung,
     every bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at
     every rung from the default's down to t (``_rungs``; they share their laws), so refining tol
     never gives a wider bracket, a lower lower end or a higher upper end; at the default and
-    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the
-    widths measured against tol are in the docs (measurements, accounting): usually below tol,
-    they can exceed it where the source's atoms or its pile of mass sit badly on the grid, or at
-    deltas so small that the optimistic laws' round-off charges matter.
+    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the widths measured (docs:
+    measurements, accounting) are usually below tol, more where atoms or a pile of mass sit badly
+    on the grid, or at deltas where the optimistic laws' round-off charges matter.
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -293,9 +291,7 @@ class PLD(Guarantee):
         # keyed by the grid itself: the rungs of the ladder share the laws (``_rungs``)
         cache: dict[tuple[str, bool, bool, bool, float, int, bool, int], GridLaw] = (
             self.__dict__.setdefault("_law_cache", {}))
-        h, max_level = self._grid
-        # an optimistic law at finer < 0 reads its sources 2^-finer coarser (``_optimistic_grid``)
-        source = 1
+        (h, max_level), source = self._grid, 1  # source: read coarser (``_optimistic_grid``)
         if coarse:
             h, max_level = 2 ** (SCREEN_LEVELS - finer) * h, max_level - SCREEN_LEVELS + finer
         elif not pessimistic:
@@ -312,14 +308,12 @@ class PLD(Guarantee):
             sources = self._sources(direction, pessimistic)
             # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
             # h 2^coarsening_level of its steps); a mechanism run once is discretised on it
-            # directly (one discretisation error instead of two, and a shorter source). A source
-            # read ``source`` times coarser keeps the coarsening plan counted from h (its laws
-            # reach the same grids from the level where they pass its width)
+            # directly (one discretisation error instead of two, and a shorter source); sources
+            # read coarser keep the plan counted from h (the same grids once past their width)
             coarsest = h * 2 ** max(coarsening_level(c * self._step_weight(d), max_level)
                                     for d, c in sources)
             slices = PRECISE_SLICES if key[3] else 3
-            laws = [self_compose(d.discretize(max(coarsest if c == 1 else h, h * source), pessimistic,
-                                              tail),
+            laws = [self_compose(d.discretize(max(coarsest if c == 1 else h, h * source), pessimistic, tail),
                                  c, max_level, slices, budget, budget, self._step_weight(d), plan=h)
                     for d, c in sources]
             cache[key] = compose_laws(laws, budget)
@@ -434,12 +428,9 @@ class PLD(Guarantee):
 
     def _optimistic_grid(self, finer: int, precise: bool = False) -> tuple[int, int]:
         """(refine, source): an optimistic law's grid is ``refine`` times finer than the pessimistic
-        one and its sources are read ``source`` times coarser than that. At finer < 0, the grid is
-        the pessimistic one and the sources are read 2^-finer coarser (the cheapest laws: the
-        bracket starts there, at -OPTIMISTIC_COARSER); at finer >= 0, the sources are read on the
-        grid, OPTIMISTIC_REFINE times finer when they fit in MAX_POINTS with the precise laws' cuts
-        (the widest), then 2^finer more (``epsilon_bracket`` asks for them only while the bracket is
-        wider than tol) as far as they fit with the law's own cuts."""
+        one, its sources read ``source`` times coarser. finer < 0: (1, 2^-finer), the cheapest; else
+        OPTIMISTIC_REFINE if the sources fit in MAX_POINTS with the precise laws' (widest) cuts,
+        then 2^finer more (asked while the bracket is wider than tol) as far as they fit."""
         if finer < 0:
             return 1, 2 ** -finer
         h = self._grid[0]
@@ -472,14 +463,12 @@ class PLD(Guarantee):
 
     def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
-        ``_rung_epsilon(delta)``. The lower end is first read on the cheapest optimistic law
-        (its sources 2^OPTIMISTIC_COARSER coarser than the pessimistic grid); while the bracket
-        is wider than tol (the smaller of tol and the rung's), it is recomputed on a finer
-        optimistic grid, up to 2^OPTIMISTIC_MORE times finer than the pessimistic one and while it
-        gains (each lower end is sound: the largest is kept). Its error falls about 4x per
-        halving, so each step halves the grid as often as that takes the width to tol / 2
-        (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid, 0.48 on the grid 4x finer, without
-        the 2x one)."""
+        ``_rung_epsilon(delta)``. The lower end is read on the cheapest optimistic law (sources
+        2^OPTIMISTIC_COARSER coarser), then, while the bracket is wider than tol (or the rung's), on
+        finer ones, up to 2^OPTIMISTIC_MORE times finer than the pessimistic grid and while it gains
+        (each is sound: the largest is kept). Its error falls about 4x per halving, so each step
+        halves the grid as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3:
+        3.6 tol on the base grid, 0.48 on the grid 4x finer, without the 2x one)."""
         upper = self._rung_epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
@@ -494,8 +483,7 @@ class PLD(Guarantee):
             finer = min(level + step, OPTIMISTIC_MORE)
             # the pessimistic law is read only here: a bracket within tol builds no more laws
             size = self.law(worst, precise=precise).masses.size
-            while (finer > level
-                   and self._optimistic_grid(finer, precise)[0] * size > REFINED_MAX_POINTS):
+            while finer > level and self._optimistic_grid(finer, precise)[0] * size > REFINED_MAX_POINTS:
                 finer -= 1
             if finer == level or (self._optimistic_grid(finer, precise)
                                   == self._optimistic_grid(level, precise)):
