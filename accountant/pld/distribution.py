@@ -428,9 +428,8 @@ class PLD(Guarantee):
 
     def _optimistic_grid(self, finer: int, precise: bool = False) -> tuple[int, int]:
         """(refine, source): an optimistic law's grid is ``refine`` times finer than the pessimistic
-        one, its sources read ``source`` times coarser. finer < 0: (1, 2^-finer), the cheapest; else
-        OPTIMISTIC_REFINE if the sources fit in MAX_POINTS with the precise laws' (widest) cuts,
-        then 2^finer more (asked while the bracket is wider than tol) as far as they fit."""
+        one, its sources read ``source`` times coarser. finer < 0: (1, 2^-finer); else OPTIMISTIC_REFINE
+        if the sources fit in MAX_POINTS with the precise (widest) cuts, then 2^finer more if they fit."""
         if finer < 0:
             return 1, 2 ** -finer
         h = self._grid[0]
@@ -464,11 +463,11 @@ class PLD(Guarantee):
     def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
         ``_rung_epsilon(delta)``. The lower end is read on the cheapest optimistic law (sources
-        2^OPTIMISTIC_COARSER coarser), then, while the bracket is wider than tol (or the rung's), on
-        finer ones, up to 2^OPTIMISTIC_MORE times finer than the pessimistic grid and while it gains
-        (each is sound: the largest is kept). Its error falls about 4x per halving, so each step
-        halves the grid as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3:
-        3.6 tol on the base grid, 0.48 on the grid 4x finer, without the 2x one)."""
+        2^OPTIMISTIC_COARSER coarser), then on finer ones while the bracket is wider than the rung's
+        tol, up to 2^OPTIMISTIC_MORE finer than the pessimistic grid (after a step with no gain, once
+        on the finest; each is sound: the largest is kept). The error falls about 4x per halving, so a
+        step halves the grid as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3:
+        3.6 tol on the base grid, 0.48 on the grid 4x finer)."""
         upper = self._rung_epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
@@ -477,10 +476,10 @@ class PLD(Guarantee):
         worst = self._worst_direction(upper)
         level, precise = -OPTIMISTIC_COARSER, delta < DEFAULT_LAW_DELTA
         lower = lower_end(self._optimistic(worst, delta, level), delta, upper)
-        tol = min(self.tol, self._rung_tol)
+        tol, stalled = self._rung_tol, False  # the rung's tol: the same brackets in every ladder
         while upper - lower > tol and level < OPTIMISTIC_MORE:
             step = max(1, math.ceil(math.log((upper - lower) / (0.5 * tol), 4.0)))
-            finer = min(level + step, OPTIMISTIC_MORE)
+            finer = OPTIMISTIC_MORE if stalled else min(level + step, OPTIMISTIC_MORE)
             # the pessimistic law is read only here: a bracket within tol builds no more laws
             size = self.law(worst, precise=precise).masses.size
             while finer > level and self._optimistic_grid(finer, precise)[0] * size > REFINED_MAX_POINTS:
@@ -489,9 +488,10 @@ class PLD(Guarantee):
                                   == self._optimistic_grid(level, precise)):
                 break
             finer_lower = lower_end(self._optimistic(worst, delta, finer), delta, upper)
-            if finer_lower <= lower:
+            if finer_lower <= lower and stalled:
                 break
-            lower, level = finer_lower, finer
+            stalled = finer_lower <= lower  # no gain: once more, on the finest grid
+            lower, level = max(lower, finer_lower), finer
         return lower, upper
 
     # ----- the ladder of tols ----------------------------------------------------------------
