@@ -36,6 +36,7 @@ from accountant.pld.settings import (
     LADDER_TOP,
     LAW_BUDGETS,
     MAX_POINTS,
+    OPTIMISTIC_COARSER,
     OPTIMISTIC_MORE,
     OPTIMISTIC_REFINE,
     PESSIMISTIC_MORE,
@@ -62,17 +63,17 @@ class PLD(Guarantee):
     a ladder of tols a factor TOL_LADDER apart (``ladder_rung``), and the grid width h is chosen
     so that the discretisation error, about GRID_CONST * steps * h^2, is t (Gaussian
     pairs, composed exactly first, count as one step; a mechanism whose atoms sit on the nodes
-    counts for its continuous Q-mass); the lower bound's law is on a grid OPTIMISTIC_REFINE
-    times finer when its sources fit in MAX_POINTS (round-off is kept far below tol by the FFT's
-    slicing). A small epsilon magnifies the grid's error (d eps / d(mu^2) of the mu-GDP curve
-    through it): ``epsilon`` then refines its grid (``_pessimistic_finer``). Below the default's rung,
+    counts for its continuous Q-mass). The lower end spends the width tol leaves: it is read on
+    finer optimistic laws only while the bracket is wider than tol (``_rung_epsilon_bracket``;
+    round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's
+    error (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
+    (``_pessimistic_finer``). Below the default's rung,
     every bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at
     every rung from the default's down to t (``_rungs``; they share their laws), so refining tol
     never gives a wider bracket, a lower lower end or a higher upper end; at the default and
-    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the
-    widths measured against tol are in the docs (measurements, accounting): usually below tol,
-    they can exceed it where the source's atoms or its pile of mass sit badly on the grid, or at
-    deltas so small that the optimistic laws' round-off charges matter.
+    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the widths measured (docs:
+    measurements, accounting) are usually below tol, more where atoms or a pile of mass sit badly
+    on the grid, or at deltas where the optimistic laws' round-off charges matter.
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -290,17 +291,17 @@ class PLD(Guarantee):
         (``epsilon_bracket``; only while its sources fit in MAX_POINTS, ``_optimistic_grid``), a
         pessimistic law's that many times (``epsilon``, sized by ``_pessimistic_finer``)."""
         # keyed by the grid itself: the rungs of the ladder share the laws (``_rungs``)
-        cache: dict[tuple[str, bool, bool, bool, float, int, bool], GridLaw] = (
+        cache: dict[tuple[str, bool, bool, bool, float, int, bool, int], GridLaw] = (
             self.__dict__.setdefault("_law_cache", {}))
-        h, max_level = self._grid
+        (h, max_level), source = self._grid, 1  # source: read coarser (``_optimistic_grid``)
         if coarse:
             h, max_level = 2 ** (SCREEN_LEVELS - finer) * h, max_level - SCREEN_LEVELS + finer
         elif not pessimistic:
-            refine = self._optimistic_grid(finer, precise)
+            refine, source = self._optimistic_grid(finer, precise)
             h, max_level = h / refine, max_level + refine.bit_length() - 1
         else:
             h, max_level = h / 2 ** finer, max_level + finer
-        key = (direction, pessimistic, coarse, precise, h, max_level, self._grid_plan[3])
+        key = (direction, pessimistic, coarse, precise, h, max_level, self._grid_plan[3], source)
         if key not in cache:
             # a tail cut from each of the n mechanisms adds at most n * tail to delta; the coarse
             # screening laws are cheap and serve every delta
@@ -309,12 +310,13 @@ class PLD(Guarantee):
             sources = self._sources(direction, pessimistic)
             # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
             # h 2^coarsening_level of its steps); a mechanism run once is discretised on it
-            # directly (one discretisation error instead of two, and a shorter source)
+            # directly (one discretisation error instead of two, and a shorter source); sources
+            # read coarser keep the plan counted from h (the same grids once past their width)
             coarsest = h * 2 ** max(coarsening_level(c * self._step_weight(d), max_level)
                                     for d, c in sources)
             slices = PRECISE_SLICES if key[3] else 3
-            laws = [self_compose(d.discretize(coarsest if c == 1 else h, pessimistic, tail), c,
-                                 max_level, slices, budget, budget, self._step_weight(d))
+            laws = [self_compose(d.discretize(max(coarsest if c == 1 else h, h * source), pessimistic, tail),
+                                 c, max_level, slices, budget, budget, self._step_weight(d), plan=h)
                     for d, c in sources]
             cache[key] = compose_laws(laws, budget)
         return cache[key]
@@ -426,21 +428,22 @@ class PLD(Guarantee):
         # default laws' atom holds their tail cuts
         return min(1.0, max(self._direction_delta(d, math.inf, precise) for d in self.directions))
 
-    def _optimistic_grid(self, finer: int, precise: bool = False) -> int:
-        """How much finer than the pessimistic grid an optimistic law's is: OPTIMISTIC_REFINE when
-        the sources fit in MAX_POINTS with the precise laws' cuts (the widest), then 2^finer more
-        (``epsilon_bracket`` asks for them only while the bracket is wider than tol) as far as they fit with
-        the law's own cuts."""
+    def _optimistic_grid(self, finer: int, precise: bool = False) -> tuple[int, int]:
+        """(refine, source): an optimistic law's grid is ``refine`` times finer than the pessimistic
+        one, its sources read ``source`` times coarser. finer < 0: (1, 2^-finer); else OPTIMISTIC_REFINE
+        if the sources fit in MAX_POINTS with the precise (widest) cuts, then 2^finer more if they fit."""
+        if finer < 0:
+            return 1, 2 ** -finer
         h = self._grid[0]
         if self._span * OPTIMISTIC_REFINE > MAX_POINTS * h:
-            return 1
+            return 1, 1
         span = self._span_cut(LAW_BUDGETS[precise] / self.steps)
         refine = OPTIMISTIC_REFINE
         for _ in range(finer):
             if span * refine * 2 > MAX_POINTS * h:
                 break
             refine *= 2
-        return refine
+        return refine, 1
 
     def _optimistic(self, direction: Direction, delta: float, finer: int = 0) -> GridLaw:
         """The optimistic law of a direction for a bracket at delta: the precise one below
@@ -461,34 +464,36 @@ class PLD(Guarantee):
 
     def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
-        ``_rung_epsilon(delta)``. While the bracket is wider than the rung's tol, the lower end
-        is recomputed on a finer optimistic grid, up to 2^OPTIMISTIC_MORE times finer and while it
-        gains (each lower end is sound: the largest is kept). Its error falls about 4x per
-        halving, so each step halves the grid as often as that takes the width to tol / 2
-        (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid, 0.48 on the grid 4x finer, without
-        the 2x one)."""
+        ``_rung_epsilon(delta)``. The lower end is read on the cheapest optimistic law (sources
+        2^OPTIMISTIC_COARSER coarser), then on finer ones while the bracket is wider than the rung's
+        tol, up to 2^OPTIMISTIC_MORE finer than the pessimistic grid (after a step with no gain, once
+        on the finest; each is sound: the largest is kept). The error falls about 4x per halving, so a
+        step halves the grid as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3:
+        3.6 tol on the base grid, 0.48 on the grid 4x finer)."""
         upper = self._rung_epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
             lower = smallest_epsilon(opt.delta, delta) if opt.inf <= delta else math.inf
             return lower_end(opt, delta, lower), upper
         worst = self._worst_direction(upper)
-        lower = lower_end(self._optimistic(worst, delta), delta, upper)
-        level, precise = 0, delta < DEFAULT_LAW_DELTA
-        while upper - lower > self._rung_tol and level < OPTIMISTIC_MORE:
-            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * self._rung_tol), 4.0)))
-            finer = min(level + step, OPTIMISTIC_MORE)
+        level, precise = -OPTIMISTIC_COARSER, delta < DEFAULT_LAW_DELTA
+        lower = lower_end(self._optimistic(worst, delta, level), delta, upper)
+        tol, stalled = self._rung_tol, False  # the rung's tol: the same brackets in every ladder
+        while upper - lower > tol and level < OPTIMISTIC_MORE:
+            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * tol), 4.0)))
+            finer = OPTIMISTIC_MORE if stalled else min(level + step, OPTIMISTIC_MORE)
             # the pessimistic law is read only here: a bracket within tol builds no more laws
             size = self.law(worst, precise=precise).masses.size
-            while finer > level and self._optimistic_grid(finer, precise) * size > REFINED_MAX_POINTS:
+            while finer > level and self._optimistic_grid(finer, precise)[0] * size > REFINED_MAX_POINTS:
                 finer -= 1
             if finer == level or (self._optimistic_grid(finer, precise)
                                   == self._optimistic_grid(level, precise)):
                 break
             finer_lower = lower_end(self._optimistic(worst, delta, finer), delta, upper)
-            if finer_lower <= lower:
+            if finer_lower <= lower and stalled:
                 break
-            lower, level = finer_lower, finer
+            stalled = finer_lower <= lower  # no gain: once more, on the finest grid
+            lower, level = max(lower, finer_lower), finer
         return lower, upper
 
     # ----- the exact k-fold Laplace profile --------------------------------------------------

@@ -31,16 +31,19 @@ def coarsening_level(steps: float, max_level: int) -> int:
 
 def self_compose(law: GridLaw, k: int, max_level: int, max_slices: int = 3,
                  tail_budget: float = TAIL_BUDGET,
-                 roundoff_budget: float = ROUNDOFF_BUDGET, weight: float = 1.0) -> GridLaw:
+                 roundoff_budget: float = ROUNDOFF_BUDGET, weight: float = 1.0,
+                 plan: float | None = None) -> GridLaw:
     """k-fold composition by repeated squaring (O(N log N log k)); the object standing for m
     copies is moved to the grid of width h0 * 2^``coarsening_level(m * weight)``, ``weight`` the
     discretised steps one copy stands for (``coarsening_level``). Its truncations move or
     drop about ``tail_budget`` of mass in all (``TAIL_BUDGET``), and its products done by plain
-    FFT add at most ``roundoff_budget`` of round-off (``ROUNDOFF_BUDGET``)."""
+    FFT add at most ``roundoff_budget`` of round-off (``ROUNDOFF_BUDGET``). ``plan``: the h0 the
+    levels count from (default: the law's width; a law read on a grid coarser than ``plan`` is
+    coarsened only once a level's grid is wider than its own)."""
     if law.fallback_slack is not None:
         # both charges of the source are carried; each delta uses the smaller result
         law = replace(law, fallback_slack=None, alt=(law.fallback_slack, law.rel, 0.0))
-    h0 = law.h
+    h0 = law.h if plan is None else plan
     result: GridLaw | None = None
     base = law
     m = 1

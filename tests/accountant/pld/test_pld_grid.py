@@ -22,6 +22,8 @@ from accountant.pld.grid.convolve import to_grid
 from accountant.pld.grid.law import GridLaw
 from accountant.pld.laws.finite import pmf_direction
 from accountant.pld.models.gaussian import GaussianPair
+from accountant.pld.readout import lower_end
+from accountant.pld.settings import OPTIMISTIC_COARSER, OPTIMISTIC_REFINE
 
 
 def _exact_delta(losses: np.ndarray, q: np.ndarray, q_inf: float, eps: float) -> float:
@@ -140,7 +142,8 @@ def test_aligned_copies_are_coarsened_by_their_continuous_steps() -> None:
     # doubled its error: upper - truth 1.27e-5, issue 14 asks for 1e-5 at the default tol)
     pld = PLD.laplace(10.0).self_compose(100)
     assert pld.law("remove").h == pld._grid[0]
-    assert pld.law("remove", pessimistic=False).h < pld._grid[0]
+    assert pld.law("remove", pessimistic=False).h == pld._grid[0] / OPTIMISTIC_REFINE
+    assert pld.law("remove", pessimistic=False, finer=1).h == pld._grid[0] / (2 * OPTIMISTIC_REFINE)
     up = pld.epsilon(1e-5)
     assert 0.0 <= up - 4.22034732508036 <= 1e-5
     # copies off the atoms' lattice still count one step each (level of 100 copies: 1)
@@ -176,9 +179,11 @@ def test_a_cell_whose_upper_node_cannot_be_lowered_asks_nothing_of_it() -> None:
     for the deficit: it did, the node was capped at 0 and the optimistic law lost the profile
     above it (delta(0) 7.4e-18 for one copy; the bracket at delta 1e-5 of two copies was
     (0, 0.516) at tol 1e-4). Measured after: 6.1e-4 against the upper bound's 6.8e-4, and a
-    bracket 1.8e-3 wide (the mass piled within the cell still costs O(h) per copy)."""
+    bracket 1.8e-3 wide (the mass piled within the cell still costs O(h) per copy). (Measured on
+    the optimistic grid h / 2: ``finer=1`` since OPTIMISTIC_REFINE is 1.)"""
     one = compose([subsample(GDP(2.0), 1e-3)], tol=1e-4)
-    lower, upper = one.law("remove", pessimistic=False).delta(0.0), one.law("remove").delta(0.0)
+    lower = one.law("remove", pessimistic=False, finer=1).delta(0.0)
+    upper = one.law("remove").delta(0.0)
     assert 0.8 * upper <= lower <= upper
     two = compose([subsample(GDP(2.0), 1e-3)] * 2, tol=1e-4)
     lo, up = two.epsilon_bracket(1e-5)
@@ -205,22 +210,44 @@ def test_bracket_wider_than_tol_refines_the_optimistic_grid() -> None:
     assert 0.0 < up - lo <= 2.0 * pld.tol
 
 
+def test_bracket_starts_on_coarse_sources_and_refines_only_past_tol() -> None:
+    """The first lower end is read on the optimistic law whose sources are read 2^OPTIMISTIC_COARSER
+    times coarser than the pessimistic grid, composed on the pessimistic law's grids (the same
+    final grid); the finer law is built only where that bracket is wider than tol. DP-SGD
+    q 0.01, sigma 1: at T 1e4 the coarse read's bracket is 0.74 tol wide and no finer law is built;
+    at T 1e3 it is wider than tol and the bracket is the grid-h law's (0.79 tol)."""
+    pld = compose([subsample(GDP(1.0), 0.01)] * 10_000)
+    lo, up = pld.epsilon_bracket(1e-5)
+    h = pld._grid[0]
+    opt = [k for k in pld.__dict__["_law_cache"] if not k[1]]
+    assert [k[7] for k in opt] == [2 ** OPTIMISTIC_COARSER]  # key: ..., source factor
+    coarse = pld.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER)
+    assert coarse.h == pld.law("remove").h > h  # the same final grid (coarsened from h)
+    assert lo == lower_end(coarse, 1e-5, up) and 0.0 < up - lo <= pld.tol
+    pld = compose([subsample(GDP(1.0), 0.01)] * 1000)
+    lo, up = pld.epsilon_bracket(1e-5)
+    first = lower_end(pld.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5, up)
+    assert up - first > pld.tol  # the coarse read alone is not within tol
+    assert first < lo and up - lo <= pld.tol
+    assert lo == lower_end(pld.law("remove", pessimistic=False), 1e-5, up)
+
+
 def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The refinement is skipped where the pessimistic law's size times the refinement passes
     REFINED_MAX_POINTS (a PureDP(13) subsampled at 0.54, 124 times, has 1.4e6 points: its four
     optimistic laws took 82 s, the soundness campaign's timeout, for a lower end of 0 each time):
-    with the cap at 1 the bracket's lower end is the base optimistic law's."""
+    with the cap at 1 the bracket's lower end is the first optimistic law's (its sources read
+    2^OPTIMISTIC_COARSER coarser)."""
     from accountant.pld import distribution as pld_module
 
     monkeypatch.setattr(pld_module, "REFINED_MAX_POINTS", 1)
     pld = compose([subsample(GDP(1.0), 1e-4)] * 1000)
     lo, up = pld.epsilon_bracket(1e-5)
-    base = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
+    base = max(_lower_eps(pld.law(d, pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5)
+               for d in pld.directions)
     assert abs(lo - base) <= 1e-9 and up - lo > 10 * pld.tol  # 15.6 tol without the refinement
     # no law on a grid finer than the top rung's base grids (key: ..., precise, h, ...)
-    from accountant.pld.settings import OPTIMISTIC_REFINE
-
     h = pld._grid[0]
     assert all(k[4] >= h / (1 if k[1] else OPTIMISTIC_REFINE) for k in pld.__dict__["_law_cache"])
 
@@ -456,8 +483,9 @@ def test_optimistic_piled_source_keeps_its_mass(mu: float, q: float, tol: float)
     node at loss 0, where the profile equals that cell's whole deficit: its lower tangent would
     lower that node to 0 and with it every node above, so the cell keeps its midpoint tangent
     and the law loses 4% below the support (the refinement of ``epsilon_bracket`` serves such
-    grids)."""
-    law = compose([subsample(GDP(mu), q)], tol=tol).law("remove", pessimistic=False)
+    grids). (The grids are h / 2, where it was measured: ``finer=1`` since OPTIMISTIC_REFINE is 1;
+    on h the piles of these sources sit as the left-out case's, and the refinement serves them.)"""
+    law = compose([subsample(GDP(mu), q)], tol=tol).law("remove", pessimistic=False, finer=1)
     for eps in (math.log1p(-q) - 2 * law.h, math.log1p(-q) - 0.1 * law.h):
         exact = -math.expm1(eps)
         assert 0.0 <= exact - law.delta(eps) <= 1e-6 * exact
