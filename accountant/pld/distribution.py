@@ -56,24 +56,22 @@ from accountant.pld.settings import (
 class PLD(Guarantee):
     """Privacy-loss distribution of a composition of mechanisms, with certified bounds.
 
-    ``delta(eps)`` and ``epsilon(delta)`` are pessimistic (sound upper bounds covering both the
-    remove and the add direction); ``delta_bracket``/``epsilon_bracket`` return (lower, upper)
-    around the exact value; ``tradeoff`` is a sound lower bound on the composed f-DP curve.
-    ``tol`` sets the grid, not a bound on the bracket's width: it is read at the nearest rung t of
-    a ladder of tols a factor TOL_LADDER apart (``ladder_rung``), and the grid width h is chosen
-    so that the discretisation error, about GRID_CONST * steps * h^2, is t (Gaussian
-    pairs, composed exactly first, count as one step; a mechanism whose atoms sit on the nodes
-    counts for its continuous Q-mass). The lower end spends the width tol leaves: it is read on
-    finer optimistic laws only while the bracket is wider than tol (``_rung_epsilon_bracket``;
-    round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's
-    error (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
-    (``_pessimistic_finer``). Below the default's rung,
-    every bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at
-    every rung from the default's down to t (``_rungs``; they share their laws), so refining tol
-    never gives a wider bracket, a lower lower end or a higher upper end; at the default and
-    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the widths measured (docs:
-    measurements, accounting) are usually below tol, more where atoms or a pile of mass sit badly
-    on the grid, or at deltas where the optimistic laws' round-off charges matter.
+    ``delta(eps)`` and ``epsilon(delta)`` are pessimistic (sound upper bounds covering both the remove and
+    the add direction); ``delta_bracket``/``epsilon_bracket`` return (lower, upper) around the exact value;
+    ``tradeoff`` is a sound lower bound on the composed f-DP curve. ``tol`` sets the grid, not a bound on
+    the bracket's width: it is read at the nearest rung t of a ladder of tols a factor TOL_LADDER apart
+    (``ladder_rung``), and the grid width h is chosen so that the discretisation error, about GRID_CONST *
+    steps * h^2, is t (Gaussian pairs, composed exactly first, count as one step; a mechanism whose atoms
+    sit on the nodes counts for its continuous Q-mass). The lower end spends the width tol leaves: it is
+    read on finer optimistic laws only while the bracket is wider than tol (``_rung_epsilon_bracket``;
+    round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's error (d eps
+    / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid (``_pessimistic_finer``).
+    Below the default's rung, every bound reported (``delta``, ``epsilon``, both brackets) is the tightest
+    of the bounds at every rung from the default's down to t (``_rungs``; they share their laws), so
+    refining tol never gives a wider bracket, a lower lower end or a higher upper end; at the default and
+    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the widths measured (docs: measurements,
+    accounting) are usually below tol, more where atoms or a pile of mass sit badly on the grid, or at
+    deltas where the optimistic laws' round-off charges matter.
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -239,8 +237,7 @@ class PLD(Guarantee):
         """(h, max_level, steps, aligned): the grid width, the most coarsening levels, the number
         of discretised steps the width was chosen for (``_pessimistic_finer`` reads it), and
         whether every atom sits on a node (``_step_weight``)."""
-        # memory cap: no source's initial law may need more than MAX_POINTS grid points (a
-        # coarser grid is still sound, only looser)
+        # memory cap: no source's initial law needs more than MAX_POINTS points (coarser: looser)
         span = self._span
 
         def width(steps: float) -> float:
@@ -429,9 +426,9 @@ class PLD(Guarantee):
         return min(1.0, max(self._direction_delta(d, math.inf, precise) for d in self.directions))
 
     def _optimistic_grid(self, finer: int, precise: bool = False) -> tuple[int, int]:
-        """(refine, source): an optimistic law's grid is ``refine`` times finer than the pessimistic
-        one, its sources read ``source`` times coarser. finer < 0: (1, 2^-finer); else OPTIMISTIC_REFINE
-        if the sources fit in MAX_POINTS with the precise (widest) cuts, then 2^finer more if they fit."""
+        """(refine, source): an optimistic law's grid is ``refine`` times finer than the pessimistic one, its
+        sources read ``source`` times coarser. finer < 0: (1, 2^-finer); else OPTIMISTIC_REFINE if the
+        sources fit in MAX_POINTS with the precise (widest) cuts, then 2^finer more if they fit."""
         if finer < 0:
             return 1, 2 ** -finer
         h = self._grid[0]
@@ -465,11 +462,11 @@ class PLD(Guarantee):
     def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
         ``_rung_epsilon(delta)``. The lower end is read on the cheapest optimistic law (sources
-        2^OPTIMISTIC_COARSER coarser), then on finer ones while the bracket is wider than the rung's
-        tol, up to 2^OPTIMISTIC_MORE finer than the pessimistic grid (after a step with no gain, once
-        on the finest; each is sound: the largest is kept). The error falls about 4x per halving, so a
-        step halves the grid as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3:
-        3.6 tol on the base grid, 0.48 on the grid 4x finer)."""
+        2^OPTIMISTIC_COARSER coarser), then on finer ones while the bracket is wider than the rung's tol, up
+        to 2^OPTIMISTIC_MORE finer than the pessimistic grid (after a step with no gain, once on the finest;
+        each is sound: the largest is kept). The error falls about 4x per halving, so a step halves the grid
+        as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid,
+        0.48 on the grid 4x finer)."""
         upper = self._rung_epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
