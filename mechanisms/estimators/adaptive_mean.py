@@ -53,7 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from accountant.core.types import FloatArray
-from accountant.core.validation import check_count, check_real
+from accountant.core.validation import check_real
 
 from ..base import Mechanism, OutputSpec
 from ..centred import CentredSum
@@ -61,7 +61,7 @@ from ..domain import Adjacency, Domain
 from ..noise import Staircase
 from ..queries import Count, Mean
 from .interval import IntervalStage, candidate_centres, histogram_scale, occupied_interval, split_budget
-from .stability import check_bounds, check_eps
+from .stability import check_eps
 
 __all__ = ["AdaptiveMean"]
 
@@ -110,17 +110,7 @@ class AdaptiveMean(IntervalStage, Mechanism):
     adjacency: Adjacency = "replace"
 
     def __post_init__(self) -> None:
-        lo, hi = check_bounds(self.lower, self.upper)
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "eps", check_real("eps", check_eps(self.eps), low=2.0**-18, high=64.0))
-        if self.adjacency not in ("replace", "add_remove"):
-            raise ValueError(f"adjacency must be 'replace' or 'add_remove', got {self.adjacency!r}")
-        if self.n is None:
-            if self.adjacency == "replace":
-                raise ValueError("n (the public dataset size) is required under adjacency='replace'")
-        else:
-            object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**12))
         self.check_interval_fields()
 
     @property

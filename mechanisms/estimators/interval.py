@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import sympy
@@ -32,6 +32,7 @@ from accountant.core.validation import check_count, check_real
 from ..base import Mechanism
 from ..domain import Adjacency, Domain
 from ..statistics import noisy_histogram
+from .stability import check_bounds
 
 __all__ = ["IntervalStage", "candidate_centres", "float_down", "histogram_scale", "interval_histogram",
            "occupied_interval", "split_budget"]
@@ -69,13 +70,22 @@ class IntervalStage:
     interval_share: float
     threshold: float
     margin: float
-    if TYPE_CHECKING:  # a field of one estimator, a constant of another
-
-        @property
-        def adjacency(self) -> Adjacency: ...
+    adjacency: Adjacency
 
     def check_interval_fields(self) -> None:
-        """Validate ``bins``, ``interval_share``, ``threshold`` and ``margin`` in place."""
+        """Validate in place the bounds, ``adjacency``, ``n`` (required under replace-one, where
+        it is public; under add/remove an optional public lower bound on the size), ``bins``,
+        ``interval_share``, ``threshold`` and ``margin``."""
+        lo, hi = check_bounds(self.lower, self.upper)
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        if self.adjacency not in ("replace", "add_remove"):
+            raise ValueError(f"adjacency must be 'replace' or 'add_remove', got {self.adjacency!r}")
+        if self.n is None:
+            if self.adjacency == "replace":
+                raise ValueError("n (the public dataset size) is required under adjacency='replace'")
+        else:
+            object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**12))
         object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=4096))
         object.__setattr__(self, "interval_share", check_real(
             "interval_share", self.interval_share, low=0.0, high=1.0, low_open=True, high_open=True))

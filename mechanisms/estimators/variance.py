@@ -46,7 +46,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from accountant import PureDP
 from accountant.core.types import FloatArray
-from accountant.core.validation import check_count
 
 from ..base import Mechanism, OutputSpec
 from ..centred import CentredSum
@@ -60,7 +59,7 @@ from .interval import (
     occupied_interval,
     split_budget,
 )
-from .stability import check_bounds, check_eps
+from .stability import check_eps
 
 __all__ = ["AdaptiveVariance"]
 
@@ -105,17 +104,7 @@ class AdaptiveVariance(IntervalStage, Mechanism):
     output_kind: Output = "variance"
 
     def __post_init__(self) -> None:
-        lo, hi = check_bounds(self.lower, self.upper)
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "eps", check_eps(self.eps))
-        if self.adjacency not in ("replace", "add_remove"):
-            raise ValueError(f"adjacency must be 'replace' or 'add_remove', got {self.adjacency!r}")
-        if self.n is None:
-            if self.adjacency == "replace":
-                raise ValueError("n (the public dataset size) is required under adjacency='replace'")
-        else:
-            object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**12))
         self.check_interval_fields()
         if self.output_kind not in ("variance", "std"):
             raise ValueError(f"output_kind must be 'variance' or 'std', got {self.output_kind!r}")
