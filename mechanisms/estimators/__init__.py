@@ -38,7 +38,10 @@ from .smooth_arsinh import (
     arsinh_dilation_renyi,
     arsinh_dilation_step,
     arsinh_lattice_draw,
+    arsinh_log_convexity,
     arsinh_shift_coefficient,
+    arsinh_shift_renyi,
+    arsinh_shift_rho,
 )
 from .smooth_laplace import SmoothLaplaceQuantile, laplace_smooth_delta, laplace_smooth_parameters
 from .smooth_noise import (
@@ -131,7 +134,10 @@ __all__: list[str] = [
     "arsinh_dilation_renyi",
     "arsinh_dilation_step",
     "arsinh_lattice_draw",
+    "arsinh_log_convexity",
     "arsinh_shift_coefficient",
+    "arsinh_shift_renyi",
+    "arsinh_shift_rho",
     "candidate_centres",
     "cdp_epsilon_for",
     "cdp_rho",
