@@ -423,9 +423,11 @@ def arsinh_lattice_draw(rng: np.random.Generator, level: int, log_grid: int, s: 
 class LatticeArsinhNormal(LatticeSmoothNoise):
     """The float-safe lattice arsinh-normal release (module docstring): given the scale index Q, an
     exact draw of round(A Z), A = 2^(Q/m)/s, Z = sinh(sigma Y)/sigma. (1/2 eps^2)-CDP with
-    eps = k eps_1 (``arsinh_dilation_step``, certified numerically) + s L(sigma)
-    (``arsinh_shift_coefficient``). The default sigma = 1 about minimises sd(Z) x eps_1 x L(sigma), the
-    noise of a median at a given eps (2.20 at 1, 2.26 at 0.8, 2.42 at Bun & Steinke's 2/sqrt 3)."""
+    eps = k eps_1 (``arsinh_dilation_step``, certified numerically) + eps_shift, the smaller of
+    sqrt(2 rho_shift(s)) (``arsinh_shift_rho``, certified numerically) and s L(sigma)
+    (``arsinh_shift_coefficient``). The default sigma = 1 about minimises sd(Z) x eps_1 x eps_shift/s,
+    the noise of a median at a given eps (h x 1.66 at 1, 1.63 at 0.9, 1.64 at 0.8, 1.76 at 1.1, 1.84 at
+    Bun & Steinke's 2/sqrt 3; flat near its minimum)."""
 
     DEFAULT_SIGMA: ClassVar[float] = 1.0
     MIN_SIGMA: ClassVar[float] = 0.3
