@@ -54,13 +54,14 @@ mu(x')) of ``smooth_noise``:
   psi'(z) = u arsinh u/(1 + u^2)^(3/2) - 1/(1 + u^2) + sigma^2 (u^2 - 1)/(1 + u^2)^2 <= K' =
   2/3^(3/2) + sigma^2/8 (``arsinh_log_convexity``; arsinh u <= u). So f + (alpha - 1) K' a^2/2 is
   convex, f on [a_j, a_(j+1)] is at most max(f(a_j), f(a_(j+1))) + (alpha - 1) K' (a_(j+1) - a_j)^2/8,
-  and with a_j = j s/16: rho_shift(s) = max_j R_j + K' (s/16)^2/8, R_j the bound for the single
-  shift a_j (from j = 16 down; the pure (a_j L)^2/2 once it is below the largest R so far, and f(0) =
-  0). As s -> 0, rho_shift/s^2 tends to I(sigma)/2, I the Fisher information of the location family
-  (I = 0.747 at sigma = 1: the supremum over the orders is reached as alpha -> 1), against L^2 = 1.305
-  for the pure bound: eps_shift is 0.865 s at sigma = 1 and s <= 0.1, against 1.142 s. Like the
-  dilation's, the figure is certified numerically: the trapezoid sums' error is estimated by the two
-  steps, not proven (the tests check the sums against mpmath quadrature in z).
+  and with a_j = j s/16 (s >= 1e-5; below, the pure bound): rho_shift(s) = max_j R_j + K' (s/16)^2/8,
+  R_j the bound for the single shift a_j (from j = 16 down; the pure (a_j L)^2/2 once it is below the
+  largest R so far, and f(0) = 0). As s -> 0, rho_shift/s^2 tends to I(sigma)/2, I the Fisher
+  information of the location family (I = 0.747 at sigma = 1: the supremum over the orders is reached
+  as alpha -> 1), against L^2 = 1.305 for the pure bound: eps_shift is at most 0.866 s at sigma = 1
+  for s <= 0.1 (0.8646 s at s = 0.1; sqrt I = 0.8643), against 1.142 s. Like the dilation's, the
+  figure is certified numerically: the trapezoid sums' error is estimated by the two steps, not
+  proven (the tests check the sums against mpmath quadrature in z).
 - R against x' is a dilation of Z by e^b, b = (Q(x') - Q(x)) h, |Q(x') - Q(x)| <= k, h = ln 2/m.
   In Y's coordinates e^b Z = sinh(sigma T_b(Y))/sigma with T_b(y) = arsinh(e^b sinh(sigma y))/sigma,
   so D_alpha(Z || e^b Z) = D_alpha(Y || T_b(Y)) and the log-likelihood ratio is
@@ -135,8 +136,11 @@ SHIFT_U_STEP = 2.0**-12
 #: The shift's Renyi curve: orders 1 + lam, lam on a geometric grid of this ratio from SHIFT_LAM_MIN ...
 SHIFT_LAM_RATIO = 1.1
 SHIFT_LAM_MIN = 1e-3
-#: ... at the shifts j s/SHIFT_CELLS.
+#: ... at the shifts j s/SHIFT_CELLS, for SHIFT_S_MIN <= s (below, the pure-DP bound; a shift's
+#: curve is computed for a >= SHIFT_A_MIN).
 SHIFT_CELLS = 16
+SHIFT_S_MIN = 1e-5
+SHIFT_A_MIN = 1e-7
 #: Relative margin on every numerically computed figure.
 MARGIN = 1e-9
 #: Bits of U read at a time, extra working bits of the thresholds, and the margin's distance (bits).
@@ -239,10 +243,10 @@ def _renyi_upper(lam: NDArray[np.float64], log_ratio: Callable[[NDArray[np.float
     return out
 
 
-def _alphas(alphas: NDArray[np.float64]) -> NDArray[np.float64]:
+def _alphas(alphas: NDArray[np.float64], top: float = ALPHA_MAX) -> NDArray[np.float64]:
     a = np.asarray(alphas, dtype=np.float64)
-    if a.ndim != 1 or a.size == 0 or not (np.all(a > 1) and np.all(a <= ALPHA_MAX)):
-        raise ValueError(f"alphas must be a non-empty vector in (1, {ALPHA_MAX}]")
+    if a.ndim != 1 or a.size == 0 or not (np.all(a > 1) and np.all(a <= top)):
+        raise ValueError(f"alphas must be a non-empty vector in (1, {top}]")
     return a
 
 
@@ -276,18 +280,18 @@ def _shift_log_ratio(sigma: float, a: float, y: NDArray[np.float64]) -> NDArray[
 
 
 def _shift(a: float) -> float:
-    if not (isinstance(a, float) and math.isfinite(a) and 0 < a <= 10):
-        raise ValueError(f"a must be a float in (0, 10], got {a!r}")
+    if not (isinstance(a, float) and math.isfinite(a) and SHIFT_A_MIN <= a <= 10):
+        raise ValueError(f"a must be a float in [{SHIFT_A_MIN}, 10], got {a!r}")
     return a
 
 
 def arsinh_shift_renyi(sigma: float, a: float, alphas: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Upper bounds on D_alpha(Z || Z + a) at each alpha in ``alphas`` (in (1, ALPHA_MAX]), Z the
-    arsinh-normal law with this sigma, 0 < a <= 10: the sums of ``arsinh_dilation_renyi`` over the
+    """Upper bounds on D_alpha(Z || Z + a) at each alpha in ``alphas`` (in (1, 1 + 16/a]), Z the
+    arsinh-normal law with this sigma, SHIFT_A_MIN <= a <= 10: the sums of ``arsinh_dilation_renyi`` over the
     whole line (l_a is not even) and the tail from l_a(y) <= min(a |y| + a^2/2 + sigma a/2, a L(sigma))
     (module docstring)."""
     sg, aa = _sigma(sigma), _shift(a)
-    lam = _alphas(alphas) - 1.0
+    lam = _alphas(alphas, 1.0 + 16.0 / aa) - 1.0
     y_max = float(lam.max()) * aa + 14.0
     log_tails = math.log(2.0) + np.minimum(
         lam * (aa * aa + sg * aa) / 2 + (lam * aa) ** 2 / 2 + special.log_ndtr(lam * aa - y_max),
@@ -319,7 +323,7 @@ def _shift_order_sup(sigma: float, a: float) -> float:
     """An upper bound on sup_(alpha > 1) D_alpha(Z || Z + a)/alpha (module docstring: the orders
     1 + lam, lam on a geometric grid of ratio SHIFT_LAM_RATIO from SHIFT_LAM_MIN to 16/a, convex
     interpolation of lam D_(1 + lam) between them, D_alpha <= a L(sigma) beyond)."""
-    lam_max = min(ALPHA_MAX - 1.0, 16.0 / a)
+    lam_max = 16.0 / a
     count = math.ceil(math.log(lam_max / SHIFT_LAM_MIN) / math.log(SHIFT_LAM_RATIO))
     lam: NDArray[np.float64] = SHIFT_LAM_MIN * SHIFT_LAM_RATIO ** np.arange(count + 1, dtype=np.float64)
     lam[-1] = lam_max
@@ -343,7 +347,7 @@ def arsinh_shift_rho(sigma: float, s: float) -> float:
     where that is below the largest figure so far, else numerically from j = SHIFT_CELLS down), plus
     K' (s/SHIFT_CELLS)^2/8 for the shifts between them. Rounded up."""
     sg = _sigma(sigma)
-    ss = check_real("s", s, low=0.0, high=10.0, low_open=True)
+    ss = check_real("s", s, low=SHIFT_S_MIN, high=10.0)
     lip = arsinh_shift_coefficient(sg)
     worst = 0.0
     for j in range(SHIFT_CELLS, 0, -1):
@@ -451,9 +455,12 @@ class LatticeArsinhNormal(LatticeSmoothNoise):
         return float_up(self.k * mpmath.mpf(self.dilation_step))
 
     def _shift_bound(self, s: float) -> float:
-        """The smaller of sqrt(2 rho_shift(s)) (``arsinh_shift_rho``) and the pure-DP s L(sigma)."""
+        """The smaller of sqrt(2 rho_shift(s)) (``arsinh_shift_rho``, for s >= SHIFT_S_MIN) and the
+        pure-DP s L(sigma)."""
         with mpmath.workdps(40):
             pure = mpmath.mpf(s) * mpmath.mpf(arsinh_shift_coefficient(self.sigma))
+            if s < SHIFT_S_MIN:
+                return float_up(pure)
             return float_up(min(pure, mpmath.sqrt(2 * mpmath.mpf(arsinh_shift_rho(self.sigma, s)))))
 
     @property

@@ -144,7 +144,8 @@ def test_shift_rho_covers_every_shift_and_order_and_is_tight() -> None:
     off the grid j s/16, at orders below the certificate's grid (1 + 4e-4) and inside it, and beyond
     lam_max = 16/a (a = 0.05, alpha = 400); the largest D_alpha/alpha seen (alpha -> 1, a = s) is within
     0.3% of rho, and rho/s^2 is within 0.1% of I/2, I = E[psi(Z)^2] the Fisher information
-    (quadrature of the score's closed form), far below the pure-DP L^2/2."""
+    (quadrature of the score's closed form), far below the pure-DP L^2/2; at s = 1e-4 (orders up to
+    1 + 16/a, beyond the dilation's grid) rho/s^2 lies between I/2 and 0.3% above it."""
     mpmath.mp.dps = 15
     s = 0.1
     rho = arsinh_shift_rho(1.0, s)
@@ -162,6 +163,9 @@ def test_shift_rho_covers_every_shift_and_order_and_is_tight() -> None:
     fisher = 2 * mpmath.quad(lambda y: mpmath.npdf(y) * score(y) ** 2, [0, 2, 6, 20])
     assert abs(2 * rho / s**2 / float(fisher) - 1) < 1e-3
     assert 2 * rho / s**2 < 0.6 * arsinh_shift_coefficient(1.0) ** 2
+    # a small shift: rho_shift is at least KL(Z || Z + s) = I s^2/2 (1 - O(s^2)), and within 0.3% of it
+    tiny = 1e-4
+    assert 1 - 1e-6 < 2 * arsinh_shift_rho(1.0, tiny) / tiny**2 / float(fisher) < 1.003
 
 
 @pytest.mark.parametrize("sigma", [0.3, 1.0, 3.0])
@@ -305,5 +309,15 @@ def test_bad_input() -> None:
         arsinh_dilation_renyi(1.0, H, np.array([1.0]))
     with pytest.raises(ValueError, match="log_grid"):
         arsinh_dilation_step(1.0, 0)
+    with pytest.raises(ValueError, match="a must"):
+        arsinh_shift_renyi(1.0, 0.0, np.array([2.0]))
+    with pytest.raises(ValueError, match="a must"):
+        arsinh_shift_renyi(1.0, float("nan"), np.array([2.0]))
+    with pytest.raises(ValueError, match="alphas"):
+        arsinh_shift_renyi(1.0, 0.1, np.array([3000.0]))
+    with pytest.raises(ValueError, match="s must"):
+        arsinh_shift_rho(1.0, 11.0)
+    with pytest.raises(ValueError, match="sigma"):
+        arsinh_log_convexity(-1.0)
     with pytest.raises(ValueError, match="log_grid"):
         LatticeArsinhNormal(1.0, 0.1, 0.1, log_grid=4096)
