@@ -382,6 +382,42 @@ def ratio_se(ours: np.ndarray, theirs: np.ndarray, seed: int, reps: int = 400) -
     return float(np.std(r, ddof=1))
 
 
+def crossfit_anchor(msq: dict[str, np.ndarray]) -> tuple[np.ndarray, str]:
+    """Per-dataset mean squared errors of "the best anchor", chosen without looking at the datasets it is
+    scored on: the datasets are split by parity of their index, and each half is scored against the
+    anchor whose RMSE is the least on the other half (cross-fitting). Taking the least of the anchors'
+    RMSEs on the same datasets would lean the ratio towards the anchor that was lucky on them (when
+    two anchors are close, the ratio to their minimum is biased up by about half the spread of their
+    difference); scored on independent datasets, the chosen anchor's expected RMSE is that of some
+    anchor, at least the best one's, so the ratio can only lean the other way, by at most the gap
+    between the anchors when the choice is wrong. Returns the per-dataset errors and the anchor's
+    name (``"a|b"`` when the halves chose differently: a on the even datasets, b on the odd)."""
+    names = sorted(msq)
+    size = msq[names[0]].size
+    half = np.arange(size) % 2
+    out = np.full(size, math.nan)
+    chosen = []
+    for h in (0, 1):
+        other = half != h
+        best = min(names, key=lambda k: float(np.nanmean(msq[k][other])) if np.any(
+            ~np.isnan(msq[k][other])) else math.inf)
+        out[half == h] = msq[best][half == h]
+        chosen.append(best)
+    return out, chosen[0] if chosen[0] == chosen[1] else "|".join(chosen)
+
+
+#: The non-private estimator of each estimand on the clipped data: the floor no private release measured
+#: on the same datasets can be reliably below (its error is the sampling error alone).
+NONPRIVATE: dict[str, Callable[[np.ndarray], float]] = {
+    "mean": lambda x: float(np.mean(x)),
+    "median": lambda x: float(np.median(x)),
+    "q90": lambda x: float(np.quantile(x, 0.9)),
+    "iqr": lambda x: float(np.quantile(x, 0.75) - np.quantile(x, 0.25)),
+    "variance": lambda x: float(np.var(x, ddof=1)),
+    "std": lambda x: float(np.std(x, ddof=1)),
+}
+
+
 def repeated(f: AnchorEstimator) -> Estimator:
     """An anchor's estimator called once per release."""
     def run(x: np.ndarray, xl: list[float], rng: np.random.Generator, r: int) -> np.ndarray:
@@ -432,27 +468,35 @@ def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...]
                         vals = np.asarray([math.nan if b else float(o)
                                            for o, b in zip(out, bottom, strict=True)])
                         errs.setdefault(key, []).append(vals - t)
+                    plain = np.asarray([NONPRIVATE[estimand](x) - t])  # the same on every release
+                    errs.setdefault((estimand, "@@nonprivate"), []).append(plain)
             for estimand in ours:
                 msq = {k[1]: trial_mse(v) for k, v in errs.items() if k[0] == estimand}
+                floor_msq = msq.pop("@@nonprivate")
                 for name, (_, eps) in ours[estimand].items():
                     key = (estimand, name)
                     rel = relation(name)
-                    anchor = {lib[1:]: mse_rmse_se(v)[0] for lib, v in msq.items()
-                              if lib.startswith("@") and RELATION[lib[1:]] == rel}
-                    best = min(anchor.items(), key=lambda kv: kv[1]) if anchor else None
+                    same = {lib: v for lib, v in msq.items()
+                            if lib.startswith("@") and RELATION[lib[1:]] == rel}
+                    anchor = {lib[1:]: mse_rmse_se(v)[0] for lib, v in same.items()}
                     r, se = mse_rmse_se(msq[name])
-                    ratio = rse = boot = math.nan
-                    if best is not None:
-                        ratio, rse = paired_ratio(msq[name], msq["@" + best[0]])
-                        both = ~np.isnan(msq[name]) & ~np.isnan(msq["@" + best[0]])
-                        boot = ratio_se(msq[name][both], msq["@" + best[0]][both], seed)
+                    ratio = rse = boot = floor = floor_se = math.nan
+                    best, best_name = np.full(trials, math.nan), "-"
+                    if same:
+                        best, best_name = crossfit_anchor({lib[1:]: v for lib, v in same.items()})
+                        ratio, rse = paired_ratio(msq[name], best)
+                        both = ~np.isnan(msq[name]) & ~np.isnan(best)
+                        boot = ratio_se(msq[name][both], best[both], seed)
+                        floor, floor_se = paired_ratio(floor_msq, best)
                     rows.append({"estimand": estimand, "dist": dist, "n": n, "estimator": name, "eps": eps,
                                  "rel": "a/r" if rel == "add_remove" else "repl",
                                  "rmse": r, "rmse_se": se, "sec": secs[key] / (trials * releases),
                                  "refused": refusals.get(key, 0) / (trials * releases),
-                                 "anchor": best[0] if best else "-",
-                                 "anchor_rmse": best[1] if best else math.nan,
-                                 "ratio": ratio, "ratio_se": rse, "ratio_boot_se": boot, "anchors": anchor,
+                                 "anchor": best_name, "anchor_rmse": mse_rmse_se(best)[0],
+                                 "ratio": ratio, "ratio_se": rse, "ratio_boot_se": boot,
+                                 "floor": floor, "floor_se": floor_se, "anchors": anchor,
+                                 "anchor_ratios": {lib[1:]: paired_ratio(msq[name], v)
+                                                   for lib, v in same.items()},
                                  "anchor_sec": {lib: secs[estimand, "@" + lib] / (trials * releases)
                                                 for lib in anchor}})
                 print_rows(rows[-len(ours[estimand]):])
@@ -601,20 +645,22 @@ def run_medians(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = 
 
 
 HEADER = (f"{'estimand':12} {'data':13} {'n':>7} {'dpcert estimator':24} {'rel':>4} {'eps':>6} {'RMSE':>9} "
-          f"{'+-se':>8} {'s/est':>8} {'refused':>7} {'best anchor':12} {'anchor RMSE':>11} {'ratio':>6} "
-          f"{'+-se':>6} {'boot':>6}")
+          f"{'+-se':>8} {'s/est':>8} {'refused':>7} {'best anchor':18} {'anchor RMSE':>11} {'ratio':>6} "
+          f"{'+-se':>6} {'boot':>6} {'floor':>6} {'+-se':>6}")
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         print(f"{r['estimand']:12} {r['dist']:13} {r['n']:>7} {r['estimator']:24} {r['rel']:>4} "
               f"{r['eps']:6.3f} "
-              f"{r['rmse']:9.4g} {r['rmse_se']:8.2g} {r['sec']:8.4f} {r['refused']:7.2%} {r['anchor']:12} "
-              f"{r['anchor_rmse']:11.4g} {r['ratio']:6.3f} {r['ratio_se']:6.3f} {r['ratio_boot_se']:6.3f}")
-        if len(r["anchors"]) > 1:  # every anchor's RMSE (and s/release), for pooling runs
-            sec = r.get("anchor_sec", {})
-            print("#   anchors: " + ", ".join(f"{k} {v:.4g} ({sec.get(k, math.nan):.4f} s)"
-                                           for k, v in sorted(r["anchors"].items())))
+              f"{r['rmse']:9.4g} {r['rmse_se']:8.2g} {r['sec']:8.4f} {r['refused']:7.2%} {r['anchor']:18} "
+              f"{r['anchor_rmse']:11.4g} {r['ratio']:6.3f} {r['ratio_se']:6.3f} {r['ratio_boot_se']:6.3f} "
+              f"{r.get('floor', math.nan):6.3f} {r.get('floor_se', math.nan):6.3f}")
+        if len(r["anchors"]) > 1:  # every anchor's RMSE (s/release) and the ratio to it, for pooling runs
+            sec, rat = r.get("anchor_sec", {}), r.get("anchor_ratios", {})
+            print("#   anchors: " + ", ".join(
+                f"{k} {v:.4g} ({sec.get(k, math.nan):.4f} s; ratio {rat.get(k, (math.nan,))[0]:.3f} "
+                f"+- {rat.get(k, (math.nan, math.nan))[1]:.3f})" for k, v in sorted(r["anchors"].items())))
         sys.stdout.flush()
 
 
