@@ -652,7 +652,8 @@ def run_grid_rounding(n: int, datasets: int, seed: int, block: int = 30, noise: 
     holds ~45 data points near the median, so neighbouring candidates' scores differ by ~45 ranks). Per
     law, on ``datasets`` datasets of n values: the ratio of the sample median's RMSE to the rounded
     median's (paired s.e.), the same with the law shifted by w (sqrt 5 - 1)/2 (w the grid's cell; the
-    truth shifted with it, off the grid), Sheppard's prediction sqrt(MSE/(MSE + w^2/12)), the spread
+    truth shifted with it, off the grid), the rounded median's RMSE with the truth on the grid over
+    its RMSE shifted (paired, the same datasets), Sheppard's prediction sqrt(MSE/(MSE + w^2/12)), the spread
     of the ratio over blocks of ``block`` datasets, and the anchor table's choice of the best anchor
     simulated on those blocks (dpcert and diffprivlib: the sample median plus N(0, noise^2) per
     release, 3 releases; OpenDP: the rounded median): how often OpenDP is the same-data best, the
@@ -667,17 +668,19 @@ def run_grid_rounding(n: int, datasets: int, seed: int, block: int = 30, noise: 
 
     print(f"n = {n}, {datasets} datasets per law, OpenDP's grid of {BINS + 1} candidates (cell {w:.4g}); "
           f"blocks of {block} datasets; private noise sd {noise:g}\n")
-    print("| law | truth | RMSE sample median | sample / rounded | shifted: sample / rounded | Sheppard "
-          "| spread over blocks | OpenDP same-data best | ratio then | same-data best | vs diffprivlib "
-          "| vs OpenDP | cross-fitted |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| law | truth | RMSE sample median | sample / rounded | shifted: sample / rounded "
+          "| rounded: on grid / shifted | Sheppard | spread over blocks | OpenDP same-data best "
+          "| ratio then | same-data best | vs diffprivlib | vs OpenDP | cross-fitted |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for dist in DISTS:
         t = truth("median", dist)
         data_rng = np.random.default_rng([seed, n, DISTS.index(dist), 11])
         m = np.asarray([np.median(draw(dist, data_rng, n)) for _ in range(datasets)])
         a, b = (m - t) ** 2, (rounded(m) - t) ** 2
         r, se = paired_ratio(a, b)
-        rs, ses = paired_ratio(a, (rounded(m + shift) - (t + shift)) ** 2)
+        b_shift = (rounded(m + shift) - (t + shift)) ** 2
+        rs, ses = paired_ratio(a, b_shift)
+        on_off, on_off_se = paired_ratio(b, b_shift)  # the rounded median's RMSE, truth on / off the grid
         sheppard = math.sqrt(a.mean() / (a.mean() + w * w / 12))
         g = np.random.default_rng([seed, n, DISTS.index(dist), 12])
         sim = []
@@ -695,7 +698,8 @@ def run_grid_rounding(n: int, datasets: int, seed: int, block: int = 30, noise: 
         pick = v[:, 1] == 1
         then = f"{v[pick, 2].mean():.4f}" if pick.any() else "-"
         print(f"| {dist} | {t:.4f} | {math.sqrt(a.mean()):.4g} | {r:.4f} +- {se:.4f} | {rs:.4f} +- {ses:.4f} "
-              f"| {sheppard:.4f} | {v[:, 0].std(ddof=1):.4f} | {pick.mean():.0%} | {then} "
+              f"| {on_off:.4f} +- {on_off_se:.4f} | {sheppard:.4f} | {v[:, 0].std(ddof=1):.4f} "
+              f"| {pick.mean():.0%} | {then} "
               f"| {v[:, 2].mean():.4f} | {v[:, 3].mean():.4f} | {v[:, 4].mean():.4f} "
               f"| {v[:, 5].mean():.4f} |")
         sys.stdout.flush()
