@@ -140,7 +140,7 @@ def compose(guarantees: Sequence[Guarantee], *, method: Method = "exact",
     kinds = set(map(type, gs))
     refused = {k for k in kinds if issubclass(k, Approximate) and not issubclass(k, CLTGDP)}
     limit = next((g for g in gs if type(g) in refused), None) if refused else None
-    if limit is not None:
+    if isinstance(limit, Approximate):
         raise ValueError(f"cannot compose by method={method!r}: {limit.refusal()}")
     if method != "clt" and any(issubclass(k, CLTGDP) for k in kinds):
         raise ValueError(f"a CLTGDP is an approximation, not a bound, and cannot be composed by "
