@@ -36,6 +36,7 @@ from accountant.pld.models.gaussian import GaussianDirection, GaussianPair
 from accountant.pld.models.laplace import LaplacePair
 from accountant.pld.readout import clip01, gdp_sensitivity, law_curve, lower_end
 from accountant.pld.settings import (
+    CUT_GAIN,
     DEFAULT_LAW_DELTA,
     DEFAULT_TOL,
     LADDER_TOP,
@@ -326,17 +327,18 @@ class PLD(Guarantee):
         return slack > PRECISE_RATIO * delta
 
     def _serving(self, delta: float) -> PLD:
-        """This PLD with the default laws of ``epsilon`` at delta (cut budget ``law_budget(delta,
-        tol)``; the same grid and law cache): itself when that is LAW_BUDGETS[False]."""
-        cut = law_budget(delta, self._rung_tol)
-        if cut == self.__dict__.get("_cut", LAW_BUDGETS[False]):
-            return self
-        views = self.__dict__.setdefault("_views", {})
+        """This PLD with the default laws of ``epsilon`` at delta, cutting ``law_budget(delta, tol)``
+        (the same grid and law cache), where that narrows the widest source by CUT_GAIN at least;
+        else itself (a finite pair's support does not depend on the cut: one set of laws)."""
+        cut, views = law_budget(delta, self._rung_tol), self.__dict__.setdefault("_views", {})
         if cut not in views:
-            views[cut] = view = PLD(self.factors, self.tol)
-            self.__dict__.setdefault("_law_cache", {})  # shared with the view
-            view.__dict__.update({k: v for k, v in self.__dict__.items()
-                                  if k not in ("_views", "_rungs")}, _cut=cut)
+            own = self.__dict__.get("_cut", LAW_BUDGETS[False])
+            views[cut] = view = self
+            if cut != own and self._span_cut(cut / self.steps) < (1 - CUT_GAIN) * self._span_cut(
+                    own / self.steps):
+                views[cut] = view = PLD(self.factors, self.tol)
+                kept = {k: v for k, v in self.__dict__.items() if k not in ("_views", "_rungs")}
+                view.__dict__.update(kept, _cut=cut, _law_cache=self.__dict__.setdefault("_law_cache", {}))
         return views[cut]  # type: ignore[no-any-return]
 
     def _rung_delta(self, eps: float) -> float:
@@ -555,8 +557,7 @@ class PLD(Guarantee):
         """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``: the
         intersection of the rungs' brackets (``_rung_epsilon_bracket``; each holds the exact
         value), so below the default's rung a smaller tol never gives a lower lower end or a
-        higher upper end. Its width
-        is not bounded by tol: tol sets the grid (docs: measurements, accounting)."""
+        higher upper end. Its width is not bounded by tol: tol sets the grid (docs: measurements)."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if (profile := self._laplace_profile) is not None and profile.serves(delta):
             return profile.epsilon_bracket(delta)
@@ -584,8 +585,7 @@ class PLD(Guarantee):
         parts = ", ".join(f"{s!r} x{c}" for s, c in self.factors)
         return f"PLD[{parts}]"
 
-    def __repr__(self) -> str:
-        return str(self)
+    __repr__ = __str__
 
 
 def _dirs(s: Pair) -> tuple[LossDirection, ...]:

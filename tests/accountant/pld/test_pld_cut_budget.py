@@ -71,9 +71,22 @@ def test_brackets_nest_across_tols_with_their_cuts(q: float) -> None:
     """Below the default tol each rung cuts by its own tol (law_budget(1e-5, rung tol): 2.56e-11,
     6.4e-12, 1.6e-12 at the rungs of 3e-5, 7.5e-6, 1.9e-6) and the bracket at a tol is the
     intersection down to its rung: a smaller tol never widens it."""
-    brackets = [compose([subsample(GDP(1.0), q)] * 100, tol=t).epsilon_bracket(1e-5)
-                for t in (3e-5, 7.5e-6, 1.9e-6)]
+    plds = [compose([subsample(GDP(1.0), q)] * 100, tol=t) for t in (3e-5, 7.5e-6, 1.9e-6)]
+    brackets = [pld.epsilon_bracket(1e-5) for pld in plds]
+    assert plds[0]._serving(1e-5) is not plds[0]  # read on the cut laws
     for (lo1, up1), (lo2, up2) in itertools.pairwise(brackets):
         assert lo1 <= lo2 <= up2 <= up1
     assert len({law_budget(1e-5, t) for t in (3e-5, 7.5e-6, 1.9e-6)}) == 3
     assert np.isfinite(brackets[-1]).all()
+
+
+def test_finite_pairs_keep_one_set_of_laws() -> None:
+    """A finite pair's support is the same at every cut: epsilon at 1e-5 reads the default laws,
+    the ones ``delta`` reads too (one set of laws, not two)."""
+    from accountant import PLD
+
+    pld = PLD.from_pmfs([0.3, 0.5, 0.2], [0.15, 0.3, 0.55]).self_compose(5)
+    assert pld._serving(1e-5) is pld
+    pld.delta(1.0)
+    pld.epsilon_bracket(1e-5)
+    assert {k[-1] for k in pld.__dict__["_law_cache"]} <= {LAW_BUDGETS[False], LAW_BUDGETS[True]}
