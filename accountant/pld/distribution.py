@@ -15,7 +15,7 @@ from accountant.core.hull import lower_convex_hull
 from accountant.core.rounding import div_up
 from accountant.core.search import smallest_epsilon
 from accountant.core.types import MACHINE_EPSILON, FloatArray
-from accountant.core.validation import as_float_array, check_count, check_real
+from accountant.core.validation import check_count, check_real
 from accountant.notions.guarantees import FDP, GDP, GUARANTEES, ApproxDP, Approximate, Guarantee, PureDP
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff, TradeoffFunction, as_tradeoff
 from accountant.pld.grid.atoms import atom_quantum
@@ -23,14 +23,20 @@ from accountant.pld.grid.composition import coarsening_level, compose_laws, self
 from accountant.pld.grid.law import GridLaw
 from accountant.pld.laplace_profile import LaplaceProfile, laplace_profile
 from accountant.pld.laws.base import Direction, LossDirection
-from accountant.pld.laws.finite import density_direction, pmf_direction
 from accountant.pld.models.base import Pair, pair_from_spec, pair_to_spec
 from accountant.pld.models.discrete import DiscreteGaussianPair, DiscreteLaplacePair
-from accountant.pld.models.finite import ApproxDPPair, FinitePair, RandomizedResponsePair, tradeoff_pair
+from accountant.pld.models.finite import (
+    ApproxDPPair,
+    RandomizedResponsePair,
+    densities_pair,
+    pmfs_pair,
+    tradeoff_pair,
+)
 from accountant.pld.models.gaussian import GaussianDirection, GaussianPair
 from accountant.pld.models.laplace import LaplacePair
 from accountant.pld.readout import clip01, gdp_sensitivity, law_curve, lower_end
 from accountant.pld.settings import (
+    CUT_GAIN,
     DEFAULT_LAW_DELTA,
     DEFAULT_TOL,
     LADDER_TOP,
@@ -47,6 +53,7 @@ from accountant.pld.settings import (
     check_tol,
     grid_width,
     ladder_rung,
+    law_budget,
     max_coarsening,
     rung_tol,
 )
@@ -129,15 +136,7 @@ class PLD(Guarantee):
     @classmethod
     def from_pmfs(cls, p: ArrayLike, q: ArrayLike, tol: float = DEFAULT_TOL) -> PLD:
         """Any pair of pmfs on a common finite support: remove = (p, q), add = (q, p)."""
-        pa = as_float_array("p", p).ravel()
-        qa = as_float_array("q", q).ravel()
-        if pa.shape != qa.shape or pa.size == 0:
-            raise ValueError("p and q must be non-empty arrays of the same length")
-        for name, arr in (("p", pa), ("q", qa)):
-            if (arr < 0).any() or abs(float(arr.sum()) - 1.0) > 1e-9:
-                raise ValueError(f"{name} must be a pmf: non-negative and summing to 1")
-        return cls.from_pair(FinitePair(pmf_direction(pa, qa), pmf_direction(qa, pa), "pmfs"),
-                             tol=tol)
+        return cls.from_pair(pmfs_pair(p, q), tol=tol)
 
     @classmethod
     def from_densities(cls, p: Callable[[FloatArray], ArrayLike],
@@ -149,24 +148,7 @@ class PLD(Guarantee):
         when the loss is monotone within each cell and the quadrature is accurate); Q-mass outside
         the grid at +inf. Optimistic: each cell merged into one outcome (a post-processing).
         """
-        x = np.unique(as_float_array("grid", grid).ravel())
-        if x.size < 2 or not np.isfinite(x).all():
-            raise ValueError("grid must hold at least two finite points")
-        mid = (x[:-1] + x[1:]) / 2
-        pv = [np.asarray(p(v), dtype=np.float64).reshape(v.shape) for v in (x, mid)]
-        qv = [np.asarray(q(v), dtype=np.float64).reshape(v.shape) for v in (x, mid)]
-        for name, (ends, mids) in (("p", pv), ("q", qv)):
-            if (ends < 0).any() or (mids < 0).any() or not np.isfinite(ends).all():
-                raise ValueError(f"{name} must be a finite non-negative density")
-        w = np.diff(x) / 6
-        pm = w * (pv[0][:-1] + 4 * pv[1] + pv[0][1:])
-        qm = w * (qv[0][:-1] + 4 * qv[1] + qv[0][1:])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pts = [np.log(qv[0][:-1] / pv[0][:-1]), np.log(qv[1] / pv[1]),
-                   np.log(qv[0][1:] / pv[0][1:])]
-        rem = density_direction(pm, qm, np.maximum.reduce(pts))
-        add = density_direction(qm, pm, np.maximum.reduce([-t for t in pts]))
-        return cls.from_pair(FinitePair(rem, add, "densities"), tol=tol)
+        return cls.from_pair(densities_pair(p, q, grid), tol=tol)
 
     @classmethod
     def from_tradeoff(cls, f: TradeoffFunction | Callable[[FloatArray], ArrayLike],
@@ -288,7 +270,7 @@ class PLD(Guarantee):
         (``epsilon_bracket``; only while its sources fit in MAX_POINTS, ``_optimistic_grid``), a
         pessimistic law's that many times (``epsilon``, sized by ``_pessimistic_finer``)."""
         # keyed by the grid itself: the rungs of the ladder share the laws (``_rungs``)
-        cache: dict[tuple[str, bool, bool, bool, float, int, bool, int], GridLaw] = (
+        cache: dict[tuple[str, bool, bool, bool, float, int, bool, int, float], GridLaw] = (
             self.__dict__.setdefault("_law_cache", {}))
         (h, max_level), source = self._grid, 1  # source: read coarser (``_optimistic_grid``)
         if coarse:
@@ -298,11 +280,12 @@ class PLD(Guarantee):
             h, max_level = h / refine, max_level + refine.bit_length() - 1
         else:
             h, max_level = h / 2 ** finer, max_level + finer
-        key = (direction, pessimistic, coarse, precise, h, max_level, self._grid_plan[3], source)
+        budget: float = (LAW_BUDGETS[True] if precise or coarse
+                         else self.__dict__.get("_cut", LAW_BUDGETS[False]))
+        key = (direction, pessimistic, coarse, precise, h, max_level, self._grid_plan[3], source, budget)
         if key not in cache:
             # a tail cut from each of the n mechanisms adds at most n * tail to delta; the coarse
             # screening laws are cheap and serve every delta
-            budget = LAW_BUDGETS[precise or coarse]
             tail = budget / self.steps
             sources = self._sources(direction, pessimistic)
             # the laws are composed on the coarsest of their final grids (``self_compose`` ends on
@@ -343,6 +326,21 @@ class PLD(Guarantee):
         slack = min(s for s, _, _ in self.law("remove").error_models)
         return slack > PRECISE_RATIO * delta
 
+    def _serving(self, delta: float) -> PLD:
+        """This PLD with the default laws of ``epsilon`` at delta, cutting ``law_budget(delta, tol)``
+        (the same grid and law cache), where that narrows the widest source by CUT_GAIN at least;
+        else itself (a finite pair's support does not depend on the cut: one set of laws)."""
+        cut, views = law_budget(delta, self._rung_tol), self.__dict__.setdefault("_views", {})
+        if cut not in views:
+            own = self.__dict__.get("_cut", LAW_BUDGETS[False])
+            views[cut] = view = self
+            if cut != own and self._span_cut(cut / self.steps) < (1 - CUT_GAIN) * self._span_cut(
+                    own / self.steps):
+                views[cut] = view = PLD(self.factors, self.tol)
+                kept = {k: v for k, v in self.__dict__.items() if k not in ("_views", "_rungs")}
+                view.__dict__.update(kept, _cut=cut, _law_cache=self.__dict__.setdefault("_law_cache", {}))
+        return views[cut]  # type: ignore[no-any-return]
+
     def _rung_delta(self, eps: float) -> float:
         """delta(eps) on this PLD's own grid (a sound upper bound)."""
         value = max(self._direction_delta(d, eps) for d in self.directions)
@@ -356,6 +354,8 @@ class PLD(Guarantee):
         profiles' maximum). Where the grid's error, magnified by a small epsilon's sensitivity
         (``_pessimistic_finer``), would exceed the rung's tol, it is solved again on a finer grid
         and the smaller of the two (both are upper bounds) is returned."""
+        if (view := self._serving(delta)) is not self:
+            return view._rung_epsilon(delta)
         precise = self._precision(delta)
         if delta < self._rung_delta_at_infinity(precise):
             return math.inf
@@ -467,6 +467,8 @@ class PLD(Guarantee):
         each is sound: the largest is kept). The error falls about 4x per halving, so a step halves the grid
         as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid,
         0.48 on the grid 4x finer)."""
+        if (view := self._serving(delta)) is not self:
+            return view._rung_epsilon_bracket(delta)
         upper = self._rung_epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
@@ -555,8 +557,7 @@ class PLD(Guarantee):
         """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``: the
         intersection of the rungs' brackets (``_rung_epsilon_bracket``; each holds the exact
         value), so below the default's rung a smaller tol never gives a lower lower end or a
-        higher upper end. Its width
-        is not bounded by tol: tol sets the grid (docs: measurements, accounting)."""
+        higher upper end. Its width is not bounded by tol: tol sets the grid (docs: measurements)."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if (profile := self._laplace_profile) is not None and profile.serves(delta):
             return profile.epsilon_bracket(delta)
@@ -584,8 +585,7 @@ class PLD(Guarantee):
         parts = ", ".join(f"{s!r} x{c}" for s, c in self.factors)
         return f"PLD[{parts}]"
 
-    def __repr__(self) -> str:
-        return str(self)
+    __repr__ = __str__
 
 
 def _dirs(s: Pair) -> tuple[LossDirection, ...]:

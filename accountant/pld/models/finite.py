@@ -5,15 +5,27 @@ trade-off curve [@dong2022gaussian, Prop. 2.2].
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from accountant.core.validation import check_count, check_real
+import numpy as np
+from numpy.typing import ArrayLike
+
+from accountant.core.types import FloatArray
+from accountant.core.validation import as_float_array, check_count, check_real
 from accountant.notions.closed_forms import GaussianTradeoff, LaplaceTradeoff
 from accountant.notions.finite_loss import FiniteLossTradeoff
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff, TradeoffFunction
 from accountant.pld.laws.base import LossDirection
-from accountant.pld.laws.finite import FiniteDirection, curve_direction, envelope_direction, knot_atoms
+from accountant.pld.laws.finite import (
+    FiniteDirection,
+    curve_direction,
+    density_direction,
+    envelope_direction,
+    knot_atoms,
+    pmf_direction,
+)
 from accountant.pld.models.base import Pair
 from accountant.pld.models.gaussian import GaussianPair
 from accountant.pld.models.laplace import LaplacePair
@@ -115,3 +127,40 @@ def tradeoff_pair(f: TradeoffFunction) -> Pair:
     if isinstance(f, PiecewiseLinearTradeoff):
         return CurvePair(f)
     return FinitePair(envelope_direction(f), None, "sampled curve")
+
+
+def pmfs_pair(p: ArrayLike, q: ArrayLike) -> FinitePair:
+    """The pair of two pmfs on a common finite support (``PLD.from_pmfs``): remove = (p, q), add =
+    (q, p)."""
+    pa = as_float_array("p", p).ravel()
+    qa = as_float_array("q", q).ravel()
+    if pa.shape != qa.shape or pa.size == 0:
+        raise ValueError("p and q must be non-empty arrays of the same length")
+    for name, arr in (("p", pa), ("q", qa)):
+        if (arr < 0).any() or abs(float(arr.sum()) - 1.0) > 1e-9:
+            raise ValueError(f"{name} must be a pmf: non-negative and summing to 1")
+    return FinitePair(pmf_direction(pa, qa), pmf_direction(qa, pa), "pmfs")
+
+
+def densities_pair(p: Callable[[FloatArray], ArrayLike], q: Callable[[FloatArray], ArrayLike],
+                   grid: ArrayLike) -> FinitePair:
+    """The pair of two densities integrated on the cells of ``grid`` by Simpson's rule
+    (``PLD.from_densities``, which states the directions' losses)."""
+    x = np.unique(as_float_array("grid", grid).ravel())
+    if x.size < 2 or not np.isfinite(x).all():
+        raise ValueError("grid must hold at least two finite points")
+    mid = (x[:-1] + x[1:]) / 2
+    pv = [np.asarray(p(v), dtype=np.float64).reshape(v.shape) for v in (x, mid)]
+    qv = [np.asarray(q(v), dtype=np.float64).reshape(v.shape) for v in (x, mid)]
+    for name, (ends, mids) in (("p", pv), ("q", qv)):
+        if (ends < 0).any() or (mids < 0).any() or not np.isfinite(ends).all():
+            raise ValueError(f"{name} must be a finite non-negative density")
+    w = np.diff(x) / 6
+    pm = w * (pv[0][:-1] + 4 * pv[1] + pv[0][1:])
+    qm = w * (qv[0][:-1] + 4 * qv[1] + qv[0][1:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pts = [np.log(qv[0][:-1] / pv[0][:-1]), np.log(qv[1] / pv[1]),
+               np.log(qv[0][1:] / pv[0][1:])]
+    rem = density_direction(pm, qm, np.maximum.reduce(pts))
+    add = density_direction(qm, pm, np.maximum.reduce([-t for t in pts]))
+    return FinitePair(rem, add, "densities")

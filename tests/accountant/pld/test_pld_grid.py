@@ -198,7 +198,8 @@ def test_bracket_wider_than_tol_refines_the_optimistic_grid() -> None:
     above the base grid's lower end (the largest sound lower end is kept)."""
     pld = compose([subsample(GDP(1.0), 1e-4)] * 1000)
     lo, up = pld.epsilon_bracket(1e-5)
-    coarse_lo = max(_lower_eps(pld.law(d, pessimistic=False), 1e-5) for d in pld.directions)
+    view = pld._serving(1e-5)  # the laws serving delta 1e-5 (their cut: ``law_budget``)
+    coarse_lo = max(_lower_eps(view.law(d, pessimistic=False), 1e-5) for d in pld.directions)
     assert coarse_lo < lo <= up
     assert up - lo <= pld.tol
     # the finer grids fit in memory with the default laws' tail cuts, not the precise laws':
@@ -221,15 +222,17 @@ def test_bracket_starts_on_coarse_sources_and_refines_only_past_tol() -> None:
     h = pld._grid[0]
     opt = [k for k in pld.__dict__["_law_cache"] if not k[1]]
     assert [k[7] for k in opt] == [2 ** OPTIMISTIC_COARSER]  # key: ..., source factor
-    coarse = pld.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER)
-    assert coarse.h == pld.law("remove").h > h  # the same final grid (coarsened from h)
+    view = pld._serving(1e-5)  # the laws serving delta 1e-5 (their cut: ``law_budget``)
+    coarse = view.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER)
+    assert coarse.h == view.law("remove").h > h  # the same final grid (coarsened from h)
     assert lo == lower_end(coarse, 1e-5, up) and 0.0 < up - lo <= pld.tol
     pld = compose([subsample(GDP(1.0), 0.01)] * 1000)
     lo, up = pld.epsilon_bracket(1e-5)
-    first = lower_end(pld.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5, up)
+    view = pld._serving(1e-5)
+    first = lower_end(view.law("remove", pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5, up)
     assert up - first > pld.tol  # the coarse read alone is not within tol
     assert first < lo and up - lo <= pld.tol
-    assert lo == lower_end(pld.law("remove", pessimistic=False), 1e-5, up)
+    assert lo == lower_end(view.law("remove", pessimistic=False), 1e-5, up)
 
 
 def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
@@ -244,7 +247,7 @@ def test_bracket_refinement_stops_where_the_composed_law_would_be_too_large(
     monkeypatch.setattr(pld_module, "REFINED_MAX_POINTS", 1)
     pld = compose([subsample(GDP(1.0), 1e-4)] * 1000)
     lo, up = pld.epsilon_bracket(1e-5)
-    base = max(_lower_eps(pld.law(d, pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5)
+    base = max(_lower_eps(pld._serving(1e-5).law(d, pessimistic=False, finer=-OPTIMISTIC_COARSER), 1e-5)
                for d in pld.directions)
     assert abs(lo - base) <= 1e-9 and up - lo > 10 * pld.tol  # 15.6 tol without the refinement
     # no law on a grid finer than the top rung's base grids (key: ..., precise, h, ...)

@@ -248,7 +248,8 @@ def test_dpsgd_lower_end_pays_little_for_round_off() -> None:
     pld = compose([subsample(GDP(1.0), rate=0.01, scheme="poisson")] * 10_000)
     lower, upper = pld.epsilon_bracket(1e-5)
     # the bracket's law: its first (within tol here), sources read 2^OPTIMISTIC_COARSER coarser
-    opt = pld.law(pld._worst_direction(upper), pessimistic=False, finer=-OPTIMISTIC_COARSER)
+    view = pld._serving(1e-5)  # the laws serving delta 1e-5 (their cut: ``law_budget``)
+    opt = view.law(view._worst_direction(upper), pessimistic=False, finer=-OPTIMISTIC_COARSER)
     bare = GridLaw(opt.h, opt.offset, opt.masses, opt.inf, 0.0, False, 0.0, opt.shift)
     assert 0.0 <= lower_end(bare, 1e-5, upper) - lower < 1e-7
 
