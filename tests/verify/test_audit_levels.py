@@ -67,7 +67,7 @@ def test_bisect_level_evaluates_fewer_levels() -> None:
     at most 13 on average (the plain bisection takes 26)."""
     rng = np.random.default_rng(3)
     f = PureDP(1.0).tradeoff
-    counts = []
+    counts: list[int] = []
     while len(counts) < 60:
         n = 7000
         k_null = int(rng.integers(0, 1500))
