@@ -121,7 +121,7 @@ class RandomizedResponse(Mechanism):
 
     def _records(self, data: ArrayLike) -> NDArray[np.int64]:
         x = np.asarray(data)
-        if x.dtype.kind not in "iuf" or not np.array_equal(x, np.round(x)):
+        if x.dtype.kind not in "iuf" or (x.dtype.kind == "f" and not np.array_equal(x, np.round(x))):
             raise ValueError("records must be integers in 0..k-1")
         bad = (x < 0) | (x >= self.k)
         if np.any(bad):
