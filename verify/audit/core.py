@@ -164,9 +164,10 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     search_rng = np.random.default_rng(
         np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31 + 1)))
     explored = 0
-    if isinstance(neighbours, AdaptiveNeighbourSearch):
-        # the search sees exploration draws only (own seeds): the pairs it returns are chosen
-        # independently of the selection and evaluation draws below
+    if not isinstance(neighbours, list) and isinstance(neighbours, AdaptiveNeighbourSearch):
+        # (a list of pairs is no search, and the protocol check is slow) the search sees
+        # exploration draws only (own seeds): the pairs it returns are chosen independently of
+        # the selection and evaluation draws below
         n_explore = exploration_draws(samples, n_sel)
         explore_obj = exploration_objective(objectives)
         calls = itertools.count()
@@ -396,7 +397,8 @@ def _loss_fn(mechanism: Auditable, pair: NeighbouringPair,
 
 
 def _as_pairs(neighbours: Neighbours, rng: np.random.Generator) -> list[NeighbouringPair]:
-    found = neighbours.pairs(rng) if isinstance(neighbours, NeighbourSearch) else neighbours
+    found = neighbours if isinstance(neighbours, list) or not isinstance(neighbours, NeighbourSearch) \
+        else neighbours.pairs(rng)
     if isinstance(found, tuple) and len(found) == 2 and not isinstance(found[0], tuple):
         raise TypeError("neighbours must be a list of (data, data2) pairs; wrap a single pair in a list")
     try:
