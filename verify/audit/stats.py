@@ -103,7 +103,7 @@ def _kl_certified(k: FloatArray, n: int, x: FloatArray, z: float) -> NDArray[np.
 
 
 def cp_upper_below(k: ArrayLike, n: int, gamma: float) -> FloatArray:
-    """A value at most ``cp_upper(k, n, gamma)`` without special functions: the first of
+    """A value at most ``cp_upper(k, n, gamma)`` without an incomplete beta function: the first of
     k / n + t (w - k / n), t in ``TOWARDS_WILSON`` (w Wilson's upper bound), certified below the
     Clopper-Pearson bound U, else floor(k) / n (the same bound at x = floor(k) / n, where H = 0:
     the binomial median), 0 where k >= n (U = 1) or gamma >= 1/2.
@@ -130,7 +130,7 @@ def cp_upper_below(k: ArrayLike, n: int, gamma: float) -> FloatArray:
 
 
 def cp_lower_above(k: ArrayLike, n: int, gamma: float) -> FloatArray:
-    """A value at least ``cp_lower(k, n, gamma)`` without special functions: the first of
+    """A value at least ``cp_lower(k, n, gamma)`` without an incomplete beta function: the first of
     k / n - t (k / n - w), t in ``TOWARDS_WILSON`` (w Wilson's lower bound), certified above the
     Clopper-Pearson bound L, else ceil(k) / n where k <= n (H = 0 there), else 1 (also where
     gamma >= 1/2); 0 where k <= 0 (L = 0). L is where
