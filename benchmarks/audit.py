@@ -271,6 +271,11 @@ def cp_histogram_auditor(x: np.ndarray, y: np.ndarray, confidence: float, bins: 
     return max(0.0, float(np.max(e1)), float(np.max(e2)))
 
 
+#: Repeats of the analysis section at 10^4 draws per input, as a multiple of ``repeats`` (each run
+#: takes milliseconds, so a median of 3 moves with every spike of the machine's load).
+SMALL_REPEATS = 5
+
+
 def analysis_speed(confidence: float, sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000),
                    repeats: int = 3) -> None:
     """CPU seconds (``time.process_time``, one process) of the audit beyond drawing, against the
@@ -278,8 +283,10 @@ def analysis_speed(confidence: float, sizes: tuple[int, ...] = (10_000, 100_000,
     on (0, 1). draw: the mechanism's ``sample`` calls in a first audit; analysis: the median of
     ``repeats`` audits of the same seed served the recorded draws (the same report); reference:
     the median of ``repeats`` runs of the plain auditor on n fresh draws per input, each run right
-    after an analysis. Lower bounds: the audit's epsilon_lower and the reference's."""
-    print(f"\nanalysis against a plain Clopper-Pearson histogram auditor (CPU s, medians of {repeats}, "
+    after an analysis (``SMALL_REPEATS`` times as many at 10^4 draws). Lower bounds: the audit's
+    epsilon_lower and the reference's."""
+    print(f"\nanalysis against a plain Clopper-Pearson histogram auditor (CPU s, medians of {repeats} "
+          f"({repeats * SMALL_REPEATS} at 10^4), "
           f"numpy {np.__version__}, confidence {confidence})")
     header = (f"{'mechanism':26} {'n/input':>9} {'draw':>7} {'analysis':>9} {'reference':>10} "
               f"{'ratio':>6} {'audit eps>=':>12} {'ref eps>=':>10}")
@@ -298,7 +305,8 @@ def analysis_speed(confidence: float, sizes: tuple[int, ...] = (10_000, 100_000,
             rng = np.random.default_rng(n)
             x, y = mech.sample(pair[0], rng, n), mech.sample(pair[1], rng, n)
             analyses, refs = [], []
-            for _ in range(repeats):  # interleaved, so both see the same load
+            # interleaved, so both see the same load; milliseconds at 10^4 draws: more repeats
+            for _ in range(repeats * SMALL_REPEATS if n <= 10_000 else repeats):
                 t0 = time.process_time()
                 second = audit(rep, [pair], PureDP(1.0), samples=n, seed=0, confidence=confidence)
                 analyses.append(time.process_time() - t0)

@@ -83,7 +83,7 @@ class RandomizedResponse(Mechanism):
     def sensitivity(self) -> Any:
         return sympy.Integer(1)
 
-    @property
+    @cached_property
     def flip_log_odds(self) -> Fraction:
         """l = log P(flip)/P(keep) as sampled: log(k - 1) - eps rounded up to 2^-56 Z (log(k - 1) taken
         two ulps above math.log, exact 0 for k = 2), at least -64."""
@@ -121,7 +121,7 @@ class RandomizedResponse(Mechanism):
 
     def _records(self, data: ArrayLike) -> NDArray[np.int64]:
         x = np.asarray(data)
-        if x.dtype.kind not in "iuf" or not np.array_equal(x, np.round(x)):
+        if x.dtype.kind not in "iuf" or (x.dtype.kind == "f" and not np.array_equal(x, np.round(x))):
             raise ValueError("records must be integers in 0..k-1")
         bad = (x < 0) | (x >= self.k)
         if np.any(bad):
@@ -156,10 +156,16 @@ class RandomizedResponse(Mechanism):
         out = self._sample(data, rng, m)
         return out[0] if size is None else out
 
+    @cached_property
+    def _log_probs(self) -> tuple[float, float]:
+        """(log P(keep), log P(report one given other value)), computed once (frozen)."""
+        return self._log_keep(), self._log_other()
+
     def log_pmf(self, y: ArrayLike, x: ArrayLike) -> FloatArray:
         """log P(report y | record x), elementwise, of the law sampled (``sampling_eps``)."""
         yy = np.asarray(y)
-        return np.where(yy == np.asarray(x), self._log_keep(), self._log_other())
+        keep, other = self._log_probs
+        return np.where(yy == np.asarray(x), keep, other)
 
     def privacy_loss(self, y: ArrayLike, data: ArrayLike, data2: ArrayLike) -> FloatArray:
         """Sum over records of log P(y_i | data_i) - log P(y_i | data2_i); y of the data's shape,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -116,13 +117,9 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     def approx_dp(cls, eps: float, delta: float = 0.0) -> FiniteLossTradeoff:
         """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)) [@wasserman2010statistical;
         @dong2022gaussian, Prop. 2.5]: Q puts delta on L = +inf and (1-delta) on randomized response."""
-        eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
-        delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
-        w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
-        w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
-        return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,
-                               p_masses=[w_c, w], mass_rtol=LIBM_REL + 4.0 * UNIT_ROUNDOFF,  # expit's exp
-                               label=f"({eps:.6g}, {delta:.6g})-DP", recipe=("approx_dp", eps, delta))
+        eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True) + 0.0  # -0.0 as 0.0
+        delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True) + 0.0
+        return _approx_dp(cls, eps, delta)
 
     @classmethod
     def discrete_laplace(cls, scale: float, sensitivity: int = 1) -> FiniteLossTradeoff:
@@ -297,3 +294,14 @@ def _decode(d: dict[str, Any]) -> FiniteLossTradeoff:
 
 
 CURVES.register(FiniteLossTradeoff, "finite_loss", encode=_encode, decode=_decode)
+
+
+@lru_cache(maxsize=256)
+def _approx_dp(cls: type[FiniteLossTradeoff], eps: float, delta: float) -> FiniteLossTradeoff:
+    """``FiniteLossTradeoff.approx_dp`` on validated arguments, built once per (class, eps, delta):
+    a claim object is often made anew for each audit or composition, and the curve is immutable."""
+    w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
+    w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
+    return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,
+                           p_masses=[w_c, w], mass_rtol=LIBM_REL + 4.0 * UNIT_ROUNDOFF,  # expit's exp
+                           label=f"({eps:.6g}, {delta:.6g})-DP", recipe=("approx_dp", eps, delta))

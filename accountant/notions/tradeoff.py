@@ -74,6 +74,10 @@ class TradeoffFunction(ABC):
     def __call__(self, alpha: NDArray[Any] | Sequence[float]) -> FloatArray: ...
 
     def __call__(self, alpha: float | NDArray[Any] | Sequence[float]) -> float | FloatArray:
+        if type(alpha) is float and 0.0 <= alpha <= 1.0:  # one level: no array validation
+            b = float(self._beta(np.array([alpha]))[0])
+            # clipped to [0, 1] as np.clip does (NaN and -0.0 kept)
+            return b if 0.0 <= b <= 1.0 else (0.0 if b < 0.0 else (1.0 if b > 1.0 else b))
         a = as_alpha(alpha)
         out = np.clip(self._beta(np.atleast_1d(a)), 0.0, 1.0).reshape(a.shape)
         if np.ndim(alpha) == 0:

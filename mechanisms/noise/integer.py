@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -99,8 +100,13 @@ class DiscreteLaplace(_DiscreteMixin):
     def _noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[Any]:
         return discrete_laplace_array(rng, self._fraction(), shape)
 
+    @cached_property
+    def _scale_float(self) -> float:
+        """float(b) of the exact scale, computed once (the mechanism is frozen)."""
+        return float(self._fraction())
+
     def _log_density(self, z: FloatArray) -> FloatArray:
-        return np.asarray(-np.abs(z).sum(axis=1) / float(self._fraction()), dtype=np.float64)
+        return np.asarray(-np.abs(z).sum(axis=1) / self._scale_float, dtype=np.float64)
 
 
 @dataclass(frozen=True, repr=False)

@@ -181,7 +181,7 @@ class _Continuous(AdditiveMechanism):
             return super().privacy_loss(y, data, data2)
         shape = self.output.shape
         arr = self._validate_pair(y, shape).reshape(-1, max(1, math.prod(shape)))
-        e = self.grid_exponent()
+        e = self._lattice[0]
         n = np.ldexp(arr, -e)
         r1 = to_lattice(self._values(data), e).astype(np.float64)
         r2 = to_lattice(self._values(data2), e).astype(np.float64)
@@ -295,8 +295,13 @@ class Laplace(_Continuous):
     def _lattice_noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.int64]:
         return discrete_laplace_array(rng, self._lattice[1], shape)
 
+    @cached_property
+    def _steps(self) -> int:
+        """``lattice_scale()``, computed once (the mechanism is frozen)."""
+        return self.lattice_scale()
+
     def _lattice_log_pmf(self, z: FloatArray) -> FloatArray:
-        return np.asarray(-np.abs(z).sum(axis=1) / self.lattice_scale(), dtype=np.float64)
+        return np.asarray(-np.abs(z).sum(axis=1) / self._steps, dtype=np.float64)
 
 
 @dataclass(frozen=True, repr=False)

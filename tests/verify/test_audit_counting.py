@@ -222,21 +222,24 @@ def test_exact_value_counts_look_up_every_key(kp: list[int], kq: list[int], quer
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), min_size=1, max_size=120),
+@given(st.lists(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), min_size=1, max_size=120),
+                min_size=1, max_size=4),
        st.sampled_from(["eps", "mu", "claim"]), st.sampled_from([1e-2, 1e-4, 1e-7]))
-def test_selection_bounds_pick_what_every_bound_picks(counts: list[tuple[int, int]], obj: str,
+def test_selection_bounds_pick_what_every_bound_picks(groups: list[list[tuple[int, int]]], obj: str,
                                                       gamma: float) -> None:
-    """The region and value ``SelectionBounds.best`` returns, bounding only the regions that can
-    win, are those of every region bounded (the first of the largest values)."""
+    """The region and value ``SelectionBounds.best`` returns per group, bounding only the regions
+    that can win, are those of every region of the group bounded (the first of the largest
+    values), with groups of at most and of more than FIRST_BOUNDS regions bounded together."""
     n = 400
-    k_null = np.array([c[0] for c in counts], dtype=np.float64)
-    k_alt = np.array([c[1] for c in counts], dtype=np.float64)
     f = PureDP(1.0).tradeoff
-    a_up = cp_upper(k_null, n, gamma)
-    b_up = 1.0 - cp_lower(k_alt, n, gamma)
-    every = objective_values(obj, a_up, b_up, 0.0, f)  # type: ignore[arg-type]
-    j, value = SelectionBounds(k_null, k_alt, n, gamma).best(obj, 0.0, f)  # type: ignore[arg-type]
-    assert j == int(np.argmax(every)) and value == float(every[j])
+    arrays = [(np.array([c[0] for c in g], dtype=np.float64), np.array([c[1] for c in g], dtype=np.float64))
+              for g in groups]
+    got = SelectionBounds(arrays, n, gamma).best(obj, 0.0, f)  # type: ignore[arg-type]
+    for (k_null, k_alt), (j, value) in zip(arrays, got, strict=True):
+        a_up = cp_upper(k_null, n, gamma)
+        b_up = 1.0 - cp_lower(k_alt, n, gamma)
+        every = objective_values(obj, a_up, b_up, 0.0, f)  # type: ignore[arg-type]
+        assert j == int(np.argmax(every)) and value == float(every[j])
 
 
 @settings(max_examples=200, deadline=None)

@@ -164,9 +164,10 @@ def audit(mechanism: Auditable, neighbours: Neighbours, claim: Guarantee, *, sam
     search_rng = np.random.default_rng(
         np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 2**31 + 1)))
     explored = 0
-    if isinstance(neighbours, AdaptiveNeighbourSearch):
-        # the search sees exploration draws only (own seeds): the pairs it returns are chosen
-        # independently of the selection and evaluation draws below
+    if not isinstance(neighbours, list) and isinstance(neighbours, AdaptiveNeighbourSearch):
+        # (a list of pairs is no search, and the protocol check is slow) the search sees
+        # exploration draws only (own seeds): the pairs it returns are chosen independently of
+        # the selection and evaluation draws below
         n_explore = exploration_draws(samples, n_sel)
         explore_obj = exploration_objective(objectives)
         calls = itertools.count()
@@ -304,6 +305,8 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
     scores = fit_scores(fit_p, fit_q, privacy_loss=loss, discrete=discrete, rng=fit_rng,
                         floating_point=floating_point, names=layout.column_names())
     best: dict[tuple[Family, Objective], list[Candidate]] = {}
+    # per score and direction: (score, direction, thresholds, null and alternative masses)
+    groups: list[tuple[int, int, FloatArray, FloatArray, FloatArray]] = []
     for si, sc in enumerate(scores):
         # a score that was not fitted may choose its threshold on all selection draws
         sp = checked_scores(sc, pick_p if sc.fitted else bp)
@@ -311,28 +314,8 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
         srt = SortedScores.of(sp, sq)
         thr = thresholds(srt) if exact else thresholds(srt, EXPLORE_THRESHOLDS)
         masses = region_masses(srt, thr)
-        for direction in (0, 1):
-            a_hat, r_hat = masses[2 * direction], masses[2 * direction + 1]
-            # the bounds these frequencies would give on all n selection draws (so a fitted score,
-            # whose thresholds are chosen on half of them, competes on equal terms with the others)
-            # at a stricter level: a lucky extreme region with few events scores low, so the
-            # choice is robust to the winner's curse
-            n_t = n
-            if exact:  # Clopper-Pearson bounds of the regions that can win
-                bounds = SelectionBounds(a_hat * n_t, r_hat * n_t, n_t, gamma_sel)
-            else:
-                a_up = stats.wilson_bounds(a_hat * n_t, n_t, gamma_sel)[1]
-                b_up = 1.0 - stats.wilson_bounds(r_hat * n_t, n_t, gamma_sel)[0]
-            for o in objectives:
-                if exact:
-                    j, value = bounds.best(o, d_report, f)
-                else:
-                    vals = objective_values(o, a_up, b_up, d_report, f)
-                    j = int(np.argmax(vals))
-                    value = float(vals[j])
-                best.setdefault((sc.family, o), []).append(
-                    Candidate(value, pair, si, direction, float(thr[j]),
-                              counts=(float(a_hat[j] * n_t), float(r_hat[j] * n_t), n_t, n_t)))
+        groups += [(si, direction, thr, masses[2 * direction], masses[2 * direction + 1])
+                   for direction in (0, 1)]
         if renyi is not None and sc.family != "representation":
             vals, order, direction_r = renyi_values(srt, thr, gamma_sel, *renyi)
             j = int(np.argmax(vals))
@@ -341,6 +324,30 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
             binned = renyi_bins(srt, pair, si, gamma_sel, *renyi)
             if binned is not None:
                 best[("renyi", "renyi")].append(binned)
+    # the bounds these frequencies would give on all n selection draws (so a fitted score, whose
+    # thresholds are chosen on half of them, competes on equal terms with the others) at a
+    # stricter level: a lucky extreme region with few events scores low, so the choice is robust
+    # to the winner's curse
+    n_t = n
+    chosen: dict[Objective, list[tuple[int, float]]] = {}
+    if exact:  # Clopper-Pearson bounds of the regions that can win, all groups together
+        bounds = SelectionBounds([(a_hat * n_t, r_hat * n_t) for _, _, _, a_hat, r_hat in groups],
+                                 n_t, gamma_sel)
+        chosen = {o: bounds.best(o, d_report, f) for o in objectives}
+    for g, (si, direction, thr, a_hat, r_hat) in enumerate(groups):
+        if not exact:
+            a_up = stats.wilson_bounds(a_hat * n_t, n_t, gamma_sel)[1]
+            b_up = 1.0 - stats.wilson_bounds(r_hat * n_t, n_t, gamma_sel)[0]
+        for o in objectives:
+            if exact:
+                j, value = chosen[o][g]
+            else:
+                vals = objective_values(o, a_up, b_up, d_report, f)
+                j = int(np.argmax(vals))
+                value = float(vals[j])
+            best.setdefault((scores[si].family, o), []).append(
+                Candidate(value, pair, si, direction, float(thr[j]),
+                          counts=(float(a_hat[j] * n_t), float(r_hat[j] * n_t), n_t, n_t)))
     return _Screened(layout, scores, best)
 
 
@@ -390,7 +397,8 @@ def _loss_fn(mechanism: Auditable, pair: NeighbouringPair,
 
 
 def _as_pairs(neighbours: Neighbours, rng: np.random.Generator) -> list[NeighbouringPair]:
-    found = neighbours.pairs(rng) if isinstance(neighbours, NeighbourSearch) else neighbours
+    found = neighbours if isinstance(neighbours, list) or not isinstance(neighbours, NeighbourSearch) \
+        else neighbours.pairs(rng)
     if isinstance(found, tuple) and len(found) == 2 and not isinstance(found[0], tuple):
         raise TypeError("neighbours must be a list of (data, data2) pairs; wrap a single pair in a list")
     try:

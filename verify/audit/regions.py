@@ -4,6 +4,7 @@ region on the independent evaluation draws with exact Clopper-Pearson boxes."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -137,23 +138,32 @@ FIRST_BOUNDS = 8
 
 class SelectionBounds:
     """The regions' upper bounds (alpha_u, beta_u) on the selection draws, computed only for the
-    regions that can have the largest objective value: every objective is non-increasing in both,
-    so a region whose value at lower bounds of (alpha_u, beta_u) is below the best value found is
-    dropped unbounded. The lower bounds (``stats.cp_upper_below``, ``stats.cp_lower_above``) cost a
-    regularised incomplete beta function each, the quantiles an inversion of it; with at most
-    ``FIRST_BOUNDS`` regions every region is bounded and no lower bound is needed. ``best``
-    returns the region ``np.argmax`` picks over all regions (the first of the largest values) and
-    its value, as if every bound were computed."""
+    regions that can have the largest objective value in their group (one group per score and
+    direction, all bounded together: the cost of a few calls is per call, not per region): every
+    objective is non-increasing in both bounds, so a region whose value at lower bounds of
+    (alpha_u, beta_u) is below the best value found in its group is dropped unbounded. The lower
+    bounds (``stats.cp_upper_below``, ``stats.cp_lower_above``) cost a few arithmetic operations
+    each, the quantiles an inversion of the incomplete beta function; a group of at most
+    ``FIRST_BOUNDS`` regions is bounded in full, without lower bounds. ``best`` returns per group the
+    region ``np.argmax`` picks over all its regions (the first of the largest values) and its value,
+    as if every bound were computed."""
 
-    def __init__(self, k_null: FloatArray, k_alt: FloatArray, n: int, gamma: float) -> None:
-        self.k_null, self.k_alt, self.n, self.gamma = k_null, k_alt, n, gamma
-        self.a_up = np.ones(k_null.size)
-        self.b_up = np.ones(k_null.size)
-        self.done = np.zeros(k_null.size, dtype=bool)
-        self.a_below, self.b_below = self.a_up, self.b_up  # no region dropped: no cheap bounds
-        if k_null.size > FIRST_BOUNDS:
-            self.a_below = stats.cp_upper_below(k_null, n, gamma)
-            self.b_below = 1.0 - stats.cp_lower_above(k_alt, n, gamma)
+    def __init__(self, groups: Sequence[tuple[FloatArray, FloatArray]], n: int, gamma: float) -> None:
+        sizes = np.array([k.size for k, _ in groups], dtype=np.intp)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        self.k_null = np.concatenate([k for k, _ in groups]).astype(np.float64)
+        self.k_alt = np.concatenate([k for _, k in groups]).astype(np.float64)
+        self.n, self.gamma = n, gamma
+        self.group = np.repeat(np.arange(sizes.size), sizes)
+        self.a_up = np.ones(self.k_null.size)
+        self.b_up = np.ones(self.k_null.size)
+        self.done = np.zeros(self.k_null.size, dtype=bool)
+        self.full = (sizes <= FIRST_BOUNDS)[self.group]  # regions of small groups: all bounded
+        self.a_below, self.b_below = self.a_up.copy(), self.b_up.copy()
+        cheap = ~self.full
+        if cheap.any():
+            self.a_below[cheap] = stats.cp_upper_below(self.k_null[cheap], n, gamma)
+            self.b_below[cheap] = 1.0 - stats.cp_lower_above(self.k_alt[cheap], n, gamma)
 
     def _compute(self, idx: NDArray[np.intp]) -> None:
         idx = idx[~self.done[idx]]
@@ -162,24 +172,30 @@ class SelectionBounds:
             self.b_up[idx] = 1.0 - stats.cp_lower(self.k_alt[idx], self.n, self.gamma)
             self.done[idx] = True
 
-    def best(self, obj: Objective, delta: float, f: TradeoffFunction) -> tuple[int, float]:
-        if self.k_null.size <= FIRST_BOUNDS:  # every region bounded
-            self._compute(np.arange(self.k_null.size))
-            vals = objective_values(obj, self.a_up, self.b_up, delta, f)
-            j = int(np.argmax(vals))
-            return j, float(vals[j])
-        hope = objective_values(obj, self.a_below, self.b_below, delta, f)
-        order = np.argsort(-hope, kind="stable")
-        self._compute(order[:FIRST_BOUNDS])
+    def _values(self, obj: Objective, delta: float, f: TradeoffFunction) -> FloatArray:
+        """The objective's value of every bounded region, -inf for the others."""
         idx = np.flatnonzero(self.done)
-        top = float(np.max(objective_values(obj, self.a_up[idx], self.b_up[idx], delta, f)))
-        # a margin far above rounding: a dropped region's value is below the best one's
-        self._compute(np.flatnonzero(~(hope < top - 1e-9 * abs(top) - 1e-12)))  # NaN: computed
-        idx = np.flatnonzero(self.done)
-        vals = np.full(hope.size, -np.inf)
+        vals = np.full(self.k_null.size, -np.inf)
         vals[idx] = objective_values(obj, self.a_up[idx], self.b_up[idx], delta, f)
-        j = int(np.argmax(vals))
-        return j, float(vals[j])
+        return vals
+
+    def best(self, obj: Objective, delta: float, f: TradeoffFunction) -> list[tuple[int, float]]:
+        """Per group, (index of the region within it, value)."""
+        self._compute(np.flatnonzero(self.full))
+        hope = objective_values(obj, self.a_below, self.b_below, delta, f)
+        # the FIRST_BOUNDS most promising regions of each group bounded first
+        order = np.lexsort((-hope, self.group))
+        rank = np.arange(order.size) - self.starts[self.group[order]]
+        self._compute(order[rank < FIRST_BOUNDS])
+        top = np.maximum.reduceat(self._values(obj, delta, f), self.starts[:-1])[self.group]
+        # a margin far above rounding: a dropped region's value is below its group's best one
+        self._compute(np.flatnonzero(~(hope < top - 1e-9 * np.abs(top) - 1e-12)))  # NaN: computed
+        vals = self._values(obj, delta, f)
+        out = []
+        for lo, hi in zip(self.starts[:-1], self.starts[1:], strict=True):
+            j = int(np.argmax(vals[lo:hi]))
+            out.append((j, float(vals[lo + j])))
+        return out
 
 
 def value_at(c: Candidate, obj: Objective, gamma: float, delta: float, f: TradeoffFunction) -> float:
@@ -222,14 +238,13 @@ def evaluate(c: Candidate, o: Objective, score: Score, kp: NDArray[np.int64], kq
     a_u, b_u = box(gamma)
     a_l = float(stats.cp_lower(k_null, n, gamma))
     b_l = 1.0 - float(stats.cp_upper(k_alt, n, gamma))
-    # the curve at a 0-d array: the same value as at the float, without validating a Python object
-    margin = float(f(np.asarray(a_u))) - b_u
+    margin = f(a_u) - b_u
 
-    def refuted(g: float) -> bool:
+    def margin_at(g: float) -> float:
         au, bu = box(g)
-        return bool(bu < float(f(np.asarray(au))))
+        return f(au) - bu
 
-    level = stats.bisect_level(refuted)
+    level = stats.bisect_level(margin_at)
     return TestPoint(
         pair=c.pair, direction=c.direction, region=region, objective=o, family=score.family, n=n,
         rejections_null=k_null, rejections_alt=k_alt, alpha=k_null / n, beta=1.0 - k_alt / n,
@@ -280,7 +295,7 @@ def evaluate_renyi(c: Candidate, score: Score, kp: NDArray[np.int64], kq: NDArra
 
     low = lower(gamma)
     p_b, q_b = bounds(gamma)
-    level = stats.bisect_level(lambda g: lower(g) > claimed)
+    level = stats.bisect_level(lambda g: lower(g) - claimed)
     region = f"{score.name} > {c.threshold:.6g}: Renyi D_{c.order:g} >= {low:.4g} (claim: <= {claimed:.4g})"
     return TestPoint(
         pair=c.pair, direction=c.direction, region=region, objective="renyi", family="renyi", n=n,
@@ -378,7 +393,7 @@ def renyi_bins_point(c: Candidate, name: str, counts_p: NDArray[np.int64], count
 
     low = lower(gamma)
     # the p-value from a coarser search: a lower bound at each level, so the p-value is larger
-    level = stats.bisect_level(lambda g: lower(g, 5) > claimed)
+    level = stats.bisect_level(lambda g: lower(g, 5) - claimed)
     first, second = ("M(data)", "M(data2)") if c.direction == 0 else ("M(data2)", "M(data)")
     kind = "; variational bound" if c.weights else ""
     region = (f"{name} in {len(c.edges) + 1} bins: Renyi D_{c.order:g}({first} || {second}) >= "
