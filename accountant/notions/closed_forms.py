@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
+from accountant.core.normal import log_ndtr, ndtr
 from accountant.core.rounding import LIBM_REL, round_up
 from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_real
@@ -73,11 +73,13 @@ class GaussianTradeoff(TradeoffFunction):
         # mpmath the error stays below 3.9 u (1 + (|z| + mu) phi(x)/Phi(x)) (4,000 random
         # points, alpha down to 1e-300), and 16 of those are taken off.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            from scipy import special  # imported on use: scipy.special is slow to import
+
             z = special.ndtri(alpha)
             x = -z - self.mu
-            hazard = np.exp(-0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - special.log_ndtr(x))
+            hazard = np.exp(-0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - log_ndtr(x))
             scale = np.where(np.isfinite(z), 1.0 + (np.abs(z) + self.mu) * hazard, 0.0)
-            beta = special.ndtr(x) * (1.0 - 16.0 * UNIT_ROUNDOFF * scale)
+            beta = ndtr(x) * (1.0 - 16.0 * UNIT_ROUNDOFF * scale)
         return np.asarray(np.maximum(beta, 0.0), dtype=np.float64)
 
     def _profile(self, eps: FloatArray) -> FloatArray:

@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from accountant.core.rounding import LIBM_REL
 from accountant.core.types import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
@@ -118,6 +117,8 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
         @dong2022gaussian, Prop. 2.5]: Q puts delta on L = +inf and (1-delta) on randomized response."""
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
         delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        from scipy import special  # imported on use: scipy.special is slow to import
+
         w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
         w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
         return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,

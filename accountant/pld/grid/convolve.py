@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from accountant.pld.grid.law import REFINE_MAX_POINTS, TAIL_MASS, GridLaw, sum_r
 DIRECT_CONV = {True: 20_000_000, False: 200_000}
 
 
+@lru_cache(maxsize=256)
 def next_fast_len(n: int) -> int:
     """The least 5-smooth integer (2^i 3^j 5^k) at least n >= 1: a length pocketfft transforms by
     its radix-2, 3, 4 and 5 passes alone (no Bluestein step, whose error ``fft_relative_error``
