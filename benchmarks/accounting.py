@@ -426,8 +426,8 @@ def main(argv: list[str] | None = None) -> None:
 #: The fresh processes ``processes`` times, in pairs (dpcert, dp_accounting): the W4 bracket and
 #: dp_accounting's W4 (peak RSS); the CLI's DP-SGD run (W3 T=1e4) end to end against a script
 #: computing it with dp_accounting; and the imports of each alone: the modules ``dpcert dpsgd``
-#: imports before it computes (scipy.linalg, imported by the first recurrence, is then counted in
-#: the accounting) and the script's import lines.
+#: imports before it computes (no scipy: ``tests/product/test_startup.py``) and the script's import
+#: lines.
 _W4_DPCERT = ("from benchmarks.accounting import WORKLOADS, dpcert; dpcert(WORKLOADS[4])")
 _W4_DPA = ("from benchmarks.accounting import WORKLOADS, dp_accounting_pld; "
            "dp_accounting_pld(WORKLOADS[4])")

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 
 import mpmath
 import numpy as np
-from scipy import special
 
+from accountant.core.normal import log_ndtr
 from accountant.core.rounding import LIBM_REL, round_up
 from accountant.core.types import MACHINE_EPSILON, FloatArray
 from accountant.core.validation import check_count, check_real
@@ -67,6 +67,8 @@ def _log_a_integer(q: float, s: float, a: int) -> float:
     x = (k * k - k) / (2.0 * s * s)
     with np.errstate(over="ignore"):
         log_em1 = np.where(x < 30.0, np.log(np.expm1(np.minimum(x, 30.0))), x + np.log1p(-np.exp(-x)))
+    from scipy import special  # imported on use: scipy.special is slow to import
+
     log_c = special.gammaln(a + 1.0) - special.gammaln(k + 1.0) - special.gammaln(a - k + 1.0)
     with np.errstate(invalid="ignore"):
         head = np.where(k == a, 0.0, (a - k) * log_1mq)
@@ -112,9 +114,11 @@ _HEAD = 3
 
 def _log_half_erfcx(y: FloatArray) -> FloatArray:
     """log(erfcx(y)/2), erfcx(y) = e^{y^2} erfc(y); for y < 0 as y^2 + log Phi(-sqrt 2 y)."""
+    from scipy import special  # imported on use: scipy.special is slow to import
+
     with np.errstate(over="ignore", divide="ignore"):
         pos = np.log(special.erfcx(np.maximum(y, 0.0))) - math.log(2.0)
-        neg = y * y + special.log_ndtr(-math.sqrt(2.0) * np.minimum(y, 0.0))
+        neg = y * y + log_ndtr(-math.sqrt(2.0) * np.minimum(y, 0.0))
     return np.asarray(np.where(y >= 0.0, pos, neg), dtype=np.float64)
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
+from accountant.core.normal import log_ndtr, ndtr
 from accountant.core.rounding import LIBM_REL, round_up
 from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_real
@@ -24,9 +24,10 @@ def gaussian_profile(mu: float, eps: ArrayLike) -> FloatArray:
 
     delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
 
-    Each value is evaluated with mpmath (``_gaussian_profile_mp``) and rounded up to a double:
-    scipy's ``log_ndtr`` is off by up to ~5e-14 per unit of |log Phi| in the far tail, which the
-    exponential turns into relative errors of 1e-12 and more.
+    Each value is evaluated with mpmath (``_gaussian_profile_mp``) and rounded up to a double: a
+    float log Phi errs in the far tail by a few u per unit of |log Phi| (scipy's ``log_ndtr`` by up
+    to ~5e-14), which the exponential turns into relative errors of 1e-13 and more, and the
+    difference of the two terms cancels.
     """
     e = np.asarray(eps, dtype=np.float64)
     flat = [1.0 if x == -math.inf else 0.0 if x == math.inf else _gaussian_profile_mp(mu, x)
@@ -73,11 +74,13 @@ class GaussianTradeoff(TradeoffFunction):
         # mpmath the error stays below 3.9 u (1 + (|z| + mu) phi(x)/Phi(x)) (4,000 random
         # points, alpha down to 1e-300), and 16 of those are taken off.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            from scipy import special  # imported on use: scipy.special is slow to import
+
             z = special.ndtri(alpha)
             x = -z - self.mu
-            hazard = np.exp(-0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - special.log_ndtr(x))
+            hazard = np.exp(-0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - log_ndtr(x))
             scale = np.where(np.isfinite(z), 1.0 + (np.abs(z) + self.mu) * hazard, 0.0)
-            beta = special.ndtr(x) * (1.0 - 16.0 * UNIT_ROUNDOFF * scale)
+            beta = ndtr(x) * (1.0 - 16.0 * UNIT_ROUNDOFF * scale)
         return np.asarray(np.maximum(beta, 0.0), dtype=np.float64)
 
     def _profile(self, eps: FloatArray) -> FloatArray:

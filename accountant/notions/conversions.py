@@ -9,7 +9,6 @@ from typing import NoReturn
 
 import mpmath
 import numpy as np
-from scipy import special
 
 from accountant.core.rounding import LIBM_REL, round_up, sum_up
 from accountant.core.types import UNIT_ROUNDOFF
@@ -215,6 +214,8 @@ def _renyi_one_way_up(losses: np.ndarray, q: np.ndarray, p_gap: float, rtol: flo
     else:
         log_q = np.log(qm)
         ex = log_q + c * hi
+        from scipy import special  # imported on use: scipy.special is slow to import
+
         lse = float(special.logsumexp(ex))
         # log q (LIBM_REL), c hi and the sum (u each); logsumexp: its exp terms (LIBM_REL
         # relative), the sum, and log (LIBM_REL of a value at most log n) and the final sum

@@ -10,8 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
+from accountant.core.normal import log_ndtr
 from accountant.core.rounding import LIBM_REL
 from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_count, check_real
@@ -147,8 +147,10 @@ def _discrete_gaussian_is_gdp(shift: int, sigma2: Fraction, mu: float) -> bool:
     floor_ = math.log(1e-300)
     ok = (log_alpha > floor_) & (log_one_minus_alpha > floor_) & (log_beta > floor_) & (log_power > floor_)
     small_alpha = log_alpha < math.log(0.5)
+    from scipy import special  # imported on use: scipy.special is slow to import
+
     z = np.where(small_alpha, -special.ndtri(np.exp(np.where(small_alpha, log_alpha, 0.0))),
                  special.ndtri(np.exp(np.where(small_alpha, 0.0, log_one_minus_alpha))))
     low_beta = log_beta <= math.log(0.5)
-    good = np.where(low_beta, log_beta >= special.log_ndtr(z - mu), log_power <= special.log_ndtr(mu - z))
+    good = np.where(low_beta, log_beta >= log_ndtr(z - mu), log_power <= log_ndtr(mu - z))
     return bool(np.all(good | ~ok))

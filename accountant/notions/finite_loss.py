@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from accountant.core.rounding import LIBM_REL
 from accountant.core.types import SMALLEST_SUBNORMAL, UNIT_ROUNDOFF, FloatArray
@@ -300,6 +299,8 @@ CURVES.register(FiniteLossTradeoff, "finite_loss", encode=_encode, decode=_decod
 def _approx_dp(cls: type[FiniteLossTradeoff], eps: float, delta: float) -> FiniteLossTradeoff:
     """``FiniteLossTradeoff.approx_dp`` on validated arguments, built once per (class, eps, delta):
     a claim object is often made anew for each audit or composition, and the curve is immutable."""
+    from scipy import special  # imported on use: scipy.special is slow to import
+
     w = (1 - delta) * float(special.expit(eps))  # (1 - delta) e^eps / (1 + e^eps)
     w_c = (1 - delta) * float(special.expit(-eps))  # (1 - delta) / (1 + e^eps), no overflow
     return cls.from_losses([eps, -eps], [w, w_c], q_inf=delta, p_ninf=delta,

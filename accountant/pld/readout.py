@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from accountant.core.hull import lower_convex_hull
+from accountant.core.normal import log_ndtr, ndtr
 from accountant.core.rounding import LIBM_REL
 from accountant.core.search import narrow_bracket
 from accountant.core.types import MACHINE_EPSILON
@@ -29,8 +29,8 @@ def gdp_sensitivity(eps: float, delta: float) -> float:
     log mu (delta increases with mu). An estimate that sizes a grid (``PLD._pessimistic_finer``),
     never a bound."""
     def gdp_delta(mu: float) -> float:
-        return float(special.ndtr(mu / 2 - eps / mu)
-                     - math.exp(eps + float(special.log_ndtr(-eps / mu - mu / 2))))
+        return float(ndtr(mu / 2 - eps / mu)
+                     - math.exp(eps + float(log_ndtr(-eps / mu - mu / 2))))
 
     lo, hi = 1e-12, 1.0
     while gdp_delta(hi) < delta:
@@ -46,7 +46,7 @@ def gdp_sensitivity(eps: float, delta: float) -> float:
     mu = math.sqrt(lo * hi)
     x = mu / 2 - eps / mu
     log_slope = (-0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - eps
-                 - float(special.log_ndtr(-eps / mu - mu / 2)))
+                 - float(log_ndtr(-eps / mu - mu / 2)))
     return math.exp(min(log_slope, 700.0)) / (2.0 * mu)
 
 

@@ -104,9 +104,10 @@ def node_profile(mu: FloatArray, h: float) -> FloatArray:
     on the nodes of a grid, at each node J: P_J = e^{-h} P_{J+1} + (1 - e^{-h}) A_{J+1}, A the
     tail sums; non-negative terms only, each step within 4 u relative (the constants e^{-h} and
     -expm1(-h), rounded to nearest by ``exp_rn``; the cumulated sums, two products and the sum: u
-    each), padded for the n steps. Products that underflow err absolutely,
-    by at most half the smallest subnormal each (2 per step, damped by e^{-h} < 1): 4 (n + 4) of
-    it are added (hypothesis found mu = (0, 5e-324), h = 0.5 bounded by 0 at node 0)."""
+    each; ``linear_recurrence`` one rounding more per term), padded for the n steps. Products that
+    underflow err absolutely, by at most half the smallest subnormal each (at most 3 per step:
+    the step's own and the recurrence's 2 (i + 1), weighted by powers of e^{-h} < 1): 4 (n + 4)
+    of it are added (hypothesis found mu = (0, 5e-324), h = 0.5 bounded by 0 at node 0)."""
     tails = np.concatenate([np.cumsum(mu[::-1])[::-1][1:], [0.0]])
     p = linear_recurrence((-expm1_rn(-h) * tails)[::-1], exp_rn(-h))[::-1]
     return np.asarray(p * (1.0 + 2.0 * MACHINE_EPSILON * (mu.size + 4))
@@ -124,12 +125,14 @@ def node_values(x: FloatArray, pn: FloatArray, nodes: FloatArray,
     product and the sum (u each), its start by u; each term of D by 1 - e^{-h} (u: ``expm1_rn``,
     not 1 - e^{-h}, which cancels to a relative error u / h, 5e-11 at h = 1e-6), the product and
     the sum, so by 3 u (n - j) + 4 u; the sums from the top add (n - j) u, the contents 6 u:
-    4 u (n - j) + 10 u, padded to 5 u (n - j + 4). (With libm constants, LIBM_REL each, it would
-    be (LIBM_REL + 3 u) per step; numpy's cumsum and ``linear_recurrence`` sum in order.) Products
-    below the normal range err absolutely, by half the smallest subnormal each: W's are damped
-    by e^{-h} per step (at most 1 / (2 (1 - e^{-h})) of it in all), so each term of D errs by at
-    most one subnormal and d_j by (n - j + 1): floor = 4 (n + 4) subnormals (hypothesis: a lone
-    top atom of 5e-324 at h = 0.5 gave d_0 = 0)."""
+    4 u (n - j) + 10 u, and ``linear_recurrence``'s one rounding more per term, u: padded to
+    5 u (n - j + 4). (With libm constants, LIBM_REL each, it would be (LIBM_REL + 3 u) per step;
+    numpy's cumsum sums in order.) Products below the normal range err absolutely, by half the
+    smallest subnormal each: W's, from the recurrence's three chains of products (its blocks, their
+    carries, the carried values; ``linear_recurrence``), are damped by e^{-h} per step (at most
+    3 / (2 (1 - e^{-h})) of it in all), so each term of D errs by at most two subnormals and d_j by
+    2 (n - j + 1): floor = 4 (n + 4) subnormals (hypothesis: a lone top atom of 5e-324 at h = 0.5
+    gave d_0 = 0)."""
     n = x.size
     w = linear_recurrence((np.concatenate([pn, [0.0]]) + nodes)[::-1], exp_rn(-h))
     d = np.concatenate([np.cumsum((x + -expm1_rn(-h) * w[::-1][1:])[::-1])[::-1], [0.0]])

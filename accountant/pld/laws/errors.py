@@ -69,9 +69,11 @@ TAIL_CAP = 1e-6
 
 
 #: Absolute error allowed to every computed tail besides its declared accuracy: relative accuracy
-#: holds in the normal range only. Below it a tail may be subnormal or flushed to 0 (scipy's ndtr
-#: returns 0 for z < -37.68, where Phi(z) is up to 2.4e-310), an error below the smallest normal
-#: double; mixing such tails with weights summing to at most 1 keeps it below 4 times that.
+#: holds in the normal range only. Below it a tail may be subnormal or flushed to 0 (``ndtr`` errs
+#: there by at most 3 subnormal ulp, and returns 0 below Phi(z) ~ 2.5e-324; a library ndtr may flush
+#: sooner: scipy's returns 0 for z < -37.68, where Phi(z) is up to 2.4e-310), an error below the
+#: smallest normal double; mixing such tails with weights summing to at most 1 keeps it below 4
+#: times that.
 #: e^g times it matters where g > 690: a P-tail flushed inside a cell made p = the whole tail.
 UNDERFLOW = 4.0 * sys.float_info.min
 
@@ -93,13 +95,15 @@ def product_error(j: FloatArray, h: float) -> FloatArray:
 
 def ndtr_accuracy(z: FloatArray, dz: FloatArray, own_value: bool = False,
                   symmetric: FloatArray | None = None) -> FloatArray:
-    """Relative error bound, relative to the computed value, of ``scipy.special.ndtr`` evaluated at
-    a computed argument within dz of the exact z (of Phi(z) and of Phi(-z) alike): its own error
-    (measured against mpmath: at most 1.6 z^2 u + 16 u down to z = -37.5; charged (2 z^2 + 16) u,
-    tests/test_pld_tails.py) and the argument's,
+    """Relative error bound, relative to the computed value, of ``accountant.core.normal.ndtr``
+    evaluated at a computed argument within dz of the exact z (of Phi(z) and of Phi(-z) alike): its
+    own error (measured against mpmath: at most 6.6 u down to z = -37.5, tests/accountant/core/
+    test_normal.py; charged (2 z^2 + 16) u, a charge fitted to scipy's ndtr, which errs by up to
+    2.1 z^2 u, and kept: tests/accountant/pld/test_pld_tails.py checks that it covers ndtr) and the
+    argument's,
     |log Phi(z + d) - log Phi(z)| <= d (|z| + d + 1) (the log-derivative phi/Phi is at most |z| + 1
     [@birnbaum1942inequality]). With ``own_value``, the bound of Phi(z) alone: for z >= 0 its own
-    error is charged 16 u (measured: at most 1.6 u on [0, 40]), and where z - d >= 0 the
+    error is charged 16 u (measured: at most 1.7 u on [0, 40]), and where z - d >= 0 the
     log-derivative over the interval is also at most 2 phi(z - d) (phi/Phi <= 2 phi on t >= 0,
     decreasing), so a value near 1 hardly moves with its argument. ``symmetric`` (with
     ``own_value``, z and dz of one shape): ndtr_accuracy(z, dz), already computed; both bounds are

@@ -8,13 +8,14 @@ from typing import ClassVar
 
 import numpy as np
 
+from accountant.core.normal import ndtr_pair
 from accountant.core.types import UNIT_ROUNDOFF, FloatArray
 from accountant.core.validation import check_real
 from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import LossDirection
 from accountant.pld.laws.errors import UNDERFLOW, CellErrors, ndtr_accuracy, scaled_up
 from accountant.pld.laws.subsampled import subsample_tail
-from accountant.pld.laws.tail import TailDirection, linear_slopes, ndtr_array, z_of_tail
+from accountant.pld.laws.tail import TailDirection, linear_slopes, z_of_tail
 from accountant.pld.models.base import Pair
 
 
@@ -30,7 +31,8 @@ class GaussianDirection(TailDirection):
     def tails(self, g: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         zq = g / self.mu - self.mu / 2
         zp = g / self.mu + self.mu / 2
-        return ndtr_array(zq), ndtr_array(-zq), ndtr_array(zp), ndtr_array(-zp)
+        (fq, sq), (fp, sp) = ndtr_pair(zq), ndtr_pair(zp)
+        return fq, sq, fp, sp
 
     def support(self, tail: float = SOURCE_TAIL) -> tuple[float, float]:
         m, z = self.mu, z_of_tail(tail)

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from accountant.core.normal import ndtr_pair
 from accountant.core.rounding import div_up
 from accountant.core.types import MACHINE_EPSILON, FloatArray
 from accountant.core.validation import check_real, check_reals
@@ -18,7 +19,7 @@ from accountant.pld.grid.law import SOURCE_TAIL
 from accountant.pld.laws.base import LossDirection
 from accountant.pld.laws.errors import ndtr_accuracy
 from accountant.pld.laws.subsampled import subsample_tail
-from accountant.pld.laws.tail import TailDirection, ndtr_array, z_of_tail
+from accountant.pld.laws.tail import TailDirection, z_of_tail
 from accountant.pld.models.base import Pair
 
 #: Far end of the root bracket of ``MixtureDirection``, in standard deviations beyond every mean:
@@ -123,7 +124,8 @@ class MixtureDirection(TailDirection):
         for means, weights in ((self.q_means, self.q_weights), (self.p_means, self.p_weights)):
             m = np.asarray(means)[None, :]
             w = np.asarray(weights)
-            out += [ndtr_array(x - m) @ w, ndtr_array(m - x) @ w]
+            below, above = ndtr_pair(x - m)  # Phi(x - m), Phi(m - x)
+            out += [below @ w, above @ w]
         return out[0], out[1], out[2], out[3]
 
     def _posterior(self, x: FloatArray, q_side: bool) -> tuple[FloatArray, FloatArray]:

@@ -243,8 +243,9 @@ def test_chi2_accuracy_model_covers_scipy() -> None:
 
 
 def test_p_tails_flushed_to_zero_inside_the_support() -> None:
-    """For mu = 38 the P-tail Phi(-g/mu - mu/2) is flushed to 0 by scipy's ndtr (z < -37.68, value
-    below 2.4e-310) at g ~ 709.7, inside the bulk of L ~ N(722, 38^2), where e^g times it is O(1).
+    """For mu = 38 the P-tail Phi(-g/mu - mu/2) leaves the normal range (below 2.4e-310: subnormal,
+    or 0 where a library ndtr flushes it, as scipy's does for z < -37.68) at g ~ 709.7, inside the
+    bulk of L ~ N(722, 38^2), where e^g times it is O(1).
     The cell whose upper node's tail is flushed reads its P-mass as the whole tail, so x = q - e^g p
     is computed as 0; a relative accuracy model does not cover a flushed 0, and the split taken
     from x sent none of that cell's mass up. The pessimistic profile must stay above the exact one
