@@ -30,14 +30,13 @@ from accountant.pld.models.finite import ApproxDPPair, FinitePair, RandomizedRes
 from accountant.pld.models.gaussian import GaussianDirection, GaussianPair
 from accountant.pld.models.laplace import LaplacePair
 from accountant.pld.readout import clip01, gdp_sensitivity, law_curve, lower_end
+from accountant.pld.refinement import refined_lower
 from accountant.pld.settings import (
     DEFAULT_LAW_DELTA,
     DEFAULT_TOL,
     LADDER_TOP,
     LAW_BUDGETS,
     MAX_POINTS,
-    OPTIMISTIC_COARSER,
-    OPTIMISTIC_MORE,
     OPTIMISTIC_REFINE,
     PESSIMISTIC_MORE,
     PRECISE_RATIO,
@@ -454,44 +453,44 @@ class PLD(Guarantee):
         return opt
 
     def _rung_delta_bracket(self, eps: float) -> tuple[float, float]:
-        """(lower, upper) bounds on the exact delta(eps) on this PLD's own grid."""
+        """(lower, upper) bounds on the exact delta(eps) on this PLD's own grid; upper is
+        ``_rung_delta(eps)``, the lower end read on optimistic laws refined while the bracket is
+        wider than the rung's tol (``_refined_lower``; the laws' precision set by upper)."""
+        upper = self._rung_delta(eps)
+        if upper == 0.0:
+            return 0.0, 0.0
         worst = self._worst_direction(eps)
-        lower = self.law(worst, pessimistic=False).delta(eps)
-        return self._optimistic(worst, lower).delta(eps), self._rung_delta(eps)
+        return self._refined_lower(worst, upper, lambda law: law.delta(eps), upper), upper
 
     def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
-        ``_rung_epsilon(delta)``. The lower end is read on the cheapest optimistic law (sources
-        2^OPTIMISTIC_COARSER coarser), then on finer ones while the bracket is wider than the rung's tol, up
-        to 2^OPTIMISTIC_MORE finer than the pessimistic grid (after a step with no gain, once on the finest;
-        each is sound: the largest is kept). The error falls about 4x per halving, so a step halves the grid
-        as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid,
-        0.48 on the grid 4x finer)."""
+        ``_rung_epsilon(delta)``, the lower end read on optimistic laws refined while the bracket is
+        wider than the rung's tol (``_refined_lower``; sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base
+        grid, 0.48 on the grid 4x finer)."""
         upper = self._rung_epsilon(delta)
         if upper == math.inf:
             opt = self._optimistic(self._worst_direction(math.inf), delta)
             lower = smallest_epsilon(opt.delta, delta) if opt.inf <= delta else math.inf
             return lower_end(opt, delta, lower), upper
         worst = self._worst_direction(upper)
-        level, precise = -OPTIMISTIC_COARSER, delta < DEFAULT_LAW_DELTA
-        lower = lower_end(self._optimistic(worst, delta, level), delta, upper)
-        tol, stalled = self._rung_tol, False  # the rung's tol: the same brackets in every ladder
-        while upper - lower > tol and level < OPTIMISTIC_MORE:
-            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * tol), 4.0)))
-            finer = OPTIMISTIC_MORE if stalled else min(level + step, OPTIMISTIC_MORE)
-            # the pessimistic law is read only here: a bracket within tol builds no more laws
+        return self._refined_lower(worst, delta, lambda law: lower_end(law, delta, upper), upper), upper
+
+    def _refined_lower(self, worst: Direction, delta: float, read: Callable[[GridLaw], float],
+                       upper: float) -> float:
+        """The lower end ``read`` on the optimistic laws of direction ``worst`` for a bracket at
+        ``delta`` (``_optimistic``), from the cheapest (sources 2^OPTIMISTIC_COARSER coarser) to ones
+        up to 2^OPTIMISTIC_MORE finer than the pessimistic grid while the bracket is wider than the
+        rung's tol (``refined_lower``; the rung's tol: the same brackets in every ladder), within
+        MAX_POINTS for the sources and REFINED_MAX_POINTS for the composed law."""
+        precise = delta < DEFAULT_LAW_DELTA
+
+        def fits(finer: int) -> bool:  # the pessimistic law is read only here
             size = self.law(worst, precise=precise).masses.size
-            while finer > level and self._optimistic_grid(finer, precise)[0] * size > REFINED_MAX_POINTS:
-                finer -= 1
-            if finer == level or (self._optimistic_grid(finer, precise)
-                                  == self._optimistic_grid(level, precise)):
-                break
-            finer_lower = lower_end(self._optimistic(worst, delta, finer), delta, upper)
-            if finer_lower <= lower and stalled:
-                break
-            stalled = finer_lower <= lower  # no gain: once more, on the finest grid
-            lower, level = max(lower, finer_lower), finer
-        return lower, upper
+            return self._optimistic_grid(finer, precise)[0] * size <= REFINED_MAX_POINTS
+
+        return refined_lower(lambda level: read(self._optimistic(worst, delta, level)),
+                             lambda level: self._optimistic_grid(level, precise), fits, upper,
+                             self._rung_tol)
 
     # ----- the exact k-fold Laplace profile --------------------------------------------------
     @cached_property
