@@ -62,15 +62,16 @@ class PLD(Guarantee):
     (``ladder_rung``), and the grid width h is chosen so that the discretisation error, about GRID_CONST *
     steps * h^2, is t (Gaussian pairs, composed exactly first, count as one step; a mechanism whose atoms
     sit on the nodes counts for its continuous Q-mass). The lower end spends the width tol leaves: it is
-    read on finer optimistic laws only while the bracket is wider than tol (``_rung_epsilon_bracket``;
-    round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's error (d eps
-    / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid (``_pessimistic_finer``).
-    Below the default's rung, every bound reported (``delta``, ``epsilon``, both brackets) is the tightest
-    of the bounds at every rung from the default's down to t (``_rungs``; they share their laws), so
-    refining tol never gives a wider bracket, a lower lower end or a higher upper end; at the default and
-    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the widths measured (docs: measurements,
-    accounting) are usually below tol, more where atoms or a pile of mass sit badly on the grid, or at
-    deltas where the optimistic laws' round-off charges matter.
+    read on finer optimistic laws only while the bracket is wider than tol (``_refined_lower``, both
+    brackets; round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's
+    error (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
+    (``_pessimistic_finer``). At a tol read at or below the default's rung (tol <= 2 DEFAULT_TOL), every
+    bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at every rung from
+    the default's down to t (``_rungs``; they share their laws; each rung's depend on the rung alone), so
+    between two such tols the smaller never gives a wider bracket, a lower lower end or a higher upper end
+    (exactly); coarser tols compute one grid and promise no nesting. Cost grows like 1/sqrt(tol); the
+    widths measured (docs: measurements, accounting) are usually below tol, more where atoms or a pile of
+    mass sit badly on the grid, or at deltas where the optimistic laws' round-off charges matter.
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -533,7 +534,7 @@ class PLD(Guarantee):
 
     def epsilon(self, delta: float) -> float:
         """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
-        smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so below the
+        smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so at or below the
         default's rung a smaller tol never gives a larger value."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if (profile := self._laplace_profile) is not None and profile.serves(delta):
@@ -542,8 +543,8 @@ class PLD(Guarantee):
 
     def delta_bracket(self, eps: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact delta(eps) of the composition: the intersection of
-        the rungs' brackets (each holds the exact value), so below the default's rung a smaller tol
-        never gives a lower lower end or a higher upper end."""
+        the rungs' brackets (each holds the exact value), so between tols at or below the default's
+        rung a smaller tol never gives a lower lower end or a higher upper end."""
         eps = check_real("eps", eps)
         if (profile := self._laplace_profile) is not None and profile.serves():
             return profile.delta_bounds(eps)
@@ -553,9 +554,8 @@ class PLD(Guarantee):
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``: the
         intersection of the rungs' brackets (``_rung_epsilon_bracket``; each holds the exact
-        value), so below the default's rung a smaller tol never gives a lower lower end or a
-        higher upper end. Its width
-        is not bounded by tol: tol sets the grid (docs: measurements, accounting)."""
+        value), so between tols at or below the default's rung a smaller tol never gives a lower
+        lower end or a higher upper end. Its width is not bounded by tol: tol sets the grid."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if (profile := self._laplace_profile) is not None and profile.serves(delta):
             return profile.epsilon_bracket(delta)
