@@ -25,10 +25,12 @@ under-report.
   with no absolute tolerance; their relative excess (where the exact value is a normal double)
   fills the delta-excess columns.
 - on the tolmono workloads, one composition at three tols at or below the default (each a
-  reproducer; the checks above run at each): a TOL-WIDER if the bracket (``delta_bracket`` at the
-  eps, ``epsilon_bracket`` at the deltas) at a smaller tol has a lower lower end or a higher upper
-  end than at a larger one, or ``epsilon``/``delta`` is higher (exact comparison: the guarantee is
-  that it never happens).
+  reproducer; the checks above run at the smallest; DP-SGD-like ones have no reference and are
+  checked for nesting only): a TOL-WIDER if, for any pair of the tols, the bracket
+  (``delta_bracket`` at the eps, 0 among them, ``epsilon_bracket`` at the deltas, one of them in
+  [1e-15, 1e-10]) at the smaller tol has a lower lower end or a higher upper end than at the
+  larger one, or ``epsilon``/``delta`` is higher (exact comparison, no float slack: the guarantee
+  is that it never happens); an UNDER or LOWER-BOUND VIOLATION if any tol's bracket misses the truth.
 
 Excess columns: delta excess is relative, (ours - true) / true over checks with true > 0 (the
 column "max" is the loosest, "min" the most optimistic: negative = under-report); eps excess is
