@@ -25,10 +25,12 @@ under-report.
   with no absolute tolerance; their relative excess (where the exact value is a normal double)
   fills the delta-excess columns.
 - on the tolmono workloads, one composition at three tols at or below the default (each a
-  reproducer; the checks above run at each): a TOL-WIDER if the bracket (``delta_bracket`` at the
-  eps, ``epsilon_bracket`` at the deltas) at a smaller tol has a lower lower end or a higher upper
-  end than at a larger one, or ``epsilon``/``delta`` is higher (exact comparison: the guarantee is
-  that it never happens).
+  reproducer; the checks above run at the smallest; DP-SGD-like ones have no reference and are
+  checked for nesting only): a TOL-WIDER if, for any pair of the tols, the bracket
+  (``delta_bracket`` at the eps, 0 among them, ``epsilon_bracket`` at the deltas, one of them in
+  [1e-15, 1e-10]) at the smaller tol has a lower lower end or a higher upper end than at the
+  larger one, or ``epsilon``/``delta`` is higher (exact comparison, no float slack: the guarantee
+  is that it never happens); an UNDER or LOWER-BOUND VIOLATION if any tol's bracket misses the truth.
 
 Excess columns: delta excess is relative, (ours - true) / true over checks with true > 0 (the
 column "max" is the loosest, "min" the most optimistic: negative = under-report); eps excess is
@@ -99,7 +101,7 @@ TIMEOUT = 60
 class Workload:
     family: str
     code: str                 # expression building the guarantee under test (the reproducer)
-    ref: Ref
+    ref: Ref | None           # None: no reference (a tolmono workload checked for nesting only)
     eps: list[float]
     deltas: list[float]
     cheap: bool = True        # the reference is cheap enough to invert for the eps excess
@@ -602,28 +604,46 @@ def fam_rdpfrac(rng: np.random.Generator, i: int) -> Workload:
                     orders=orders)
 
 
+#: the kinds of tolmono workload, drawn in turn (workload i is of kind i mod 4: a quick run has each)
+TOLMONO_KINDS = ("dpsgd", "subpure", "subgauss", "gdp/laplace")
+
+
 def fam_tolmono(rng: np.random.Generator, i: int) -> Workload:
-    """One composition at three tols, largest first (each drawn loguniform in [1e-6, DEFAULT_TOL]:
-    nested brackets are guaranteed at and below the default, where the rungs are intersected): the
-    cases of issue 28 (a Poisson-subsampled pure DP mechanism composed, a Poisson-subsampled
-    Gaussian once, at eps = 0 and deltas down to 1e-15), Gaussians composed by the PLD, and a
-    Laplace composed; checked against the references as every workload, and for nested brackets
-    across the tols (``check_tols``)."""
-    u = rng.random()
+    """One composition at three tols, largest first, each drawn loguniform in [1e-6, DEFAULT_TOL]
+    (nested brackets are guaranteed at and below the default, where the rungs are intersected), of
+    the kind ``TOLMONO_KINDS[i % 4]``: a DP-SGD-like composition (a Poisson-subsampled Gaussian
+    composed T times, T loguniform in [1e2, 1e4], q loguniform in [1e-4, min(1e-2, 10 / T)], sigma
+    in [0.7, 2]; no reference, so only nesting is checked; for time, its tols in
+    [DEFAULT_TOL / 4, DEFAULT_TOL], two rungs, and its eps 0 only: 3-20 s of CPU), a
+    Poisson-subsampled pure DP mechanism composed up to 30 times, a Poisson-subsampled Gaussian
+    once (the cases of issue 28), or Gaussians composed by the PLD or a Laplace composed. Every
+    workload asks ``delta_bracket`` at eps = 0 and ``epsilon_bracket`` at a small delta in
+    [1e-15, 1e-10]; checked against the reference as every workload, and at every tol for nested
+    brackets containing the truth (``check_tols``)."""
+    kind = TOLMONO_KINDS[i % len(TOLMONO_KINDS)]
     rate = loguniform(rng, 1e-3, 0.5)
-    if u < 0.4:
+    low_tol, n_eps, n_deltas = 1e-6, 2, 2
+    ref: Ref | None
+    if kind == "dpsgd":
+        steps = round(loguniform(rng, 1e2, 1e4))
+        rate = loguniform(rng, 1e-4, min(1e-2, 10.0 / steps))
+        sigma = loguniform(rng, 0.7, 2.0)
+        code = f"compose([subsample(GDP({r(1.0 / sigma)}), {r(rate)})] * {steps}, tol={{tol}})"
+        ref, scale = None, 3.0 * rate * math.sqrt(steps) * math.sqrt(math.expm1(sigma ** -2))
+        low_tol, n_eps, n_deltas = DEFAULT_TOL / 4, 0, 1
+    elif kind == "subpure":
         eps0 = loguniform(rng, 0.05, 3.0)
         k = int(rng.integers(1, 31))
         rem, add = subsample_pair(PairRef.randomized_response(eps0, 2)._pruned(), rate)
         code = f"compose([subsample(PureDP({r(eps0)}), {r(rate)})] * {k}, tol={{tol}})"
-        ref: Ref = MaxRef([rem.power(k), add.power(k)])
+        ref = MaxRef([rem.power(k), add.power(k)])
         scale = 3.0 * math.sqrt(k) * rate
-    elif u < 0.7:
+    elif kind == "subgauss":
         mu = loguniform(rng, 0.1, 5.0)
         rem_g, add_g = subsample_steps(GaussianBase(mu), rate)
         code = f"subsample(GDP({r(mu)}), {r(rate)}, tol={{tol}})"
         ref, scale = MaxRef([rem_g, add_g]), 2.0 * mu
-    elif u < 0.85:
+    elif rng.random() < 0.6:
         mus = [loguniform(rng, 0.05, 3.0) for _ in range(int(rng.integers(2, 5)))]
         code = ("compose([" + ", ".join(f"GDP({r(m)})" for m in mus) + "], method='pld', "
                 "tol={tol})")
@@ -635,30 +655,70 @@ def fam_tolmono(rng: np.random.Generator, i: int) -> Workload:
         scale_b = loguniform(rng, 0.2, 50.0)
         code = (f"compose([PLD.laplace({r(scale_b)})] * {k}, method='pld', tol={{tol}})")
         ref, scale = LaplaceRef(ONE / mpf(scale_b), k), k / scale_b
-    tols = sorted((loguniform(rng, 1e-6, DEFAULT_TOL) for _ in range(3)), reverse=True)
-    eps = pick_eps(rng, scale)
-    if rng.random() < 0.5 and 0.0 not in eps:
-        eps[0] = 0.0
-    return Workload("tolmono", code, ref, eps, pick_deltas(rng), cheap=False, tols=tols)
+    tols = sorted((loguniform(rng, low_tol, DEFAULT_TOL) for _ in range(3)), reverse=True)
+    eps = [0.0, *[e for e in pick_eps(rng, scale, n_eps + 1) if e != 0.0][:n_eps]]
+    small = loguniform(rng, 1e-15, 1e-10)
+    deltas = sorted({small, *pick_deltas(rng, n_deltas)})
+    return Workload("tolmono", code, ref, eps, deltas, cheap=False, tols=tols)
 
 
 def check_tols(w: Workload, res: Result) -> None:
-    """The tolmono checks: at each pair of consecutive tols (larger first), the smaller tol's
-    brackets lie within the larger's and its ``delta``/``epsilon`` are no higher."""
+    """The tolmono checks, exact (no float slack: the guarantee is that it never happens): at each
+    pair of tols t1 > t2, the brackets (``delta_bracket`` at the eps, ``epsilon_bracket`` at the
+    deltas) at t2 lie within those at t1 (lower end not lower, upper end not higher) and its
+    ``delta``/``epsilon`` are no higher (TOL-WIDER); and where there is a reference, every tol's
+    brackets contain the truth (UNDER for an upper end below it, LOWER for a lower end above it,
+    within the reference's own tolerance as every check)."""
     gs = [eval(w.code.format(tol=repr(t)), NS) for t in w.tols]
-    for j in range(len(gs) - 1):
-        (t1, g1), (t2, g2) = (w.tols[j], gs[j]), (w.tols[j + 1], gs[j + 1])
-        for name, arg, b1, b2, u1, u2 in (
-                [("delta_bracket", e, g1.delta_bracket(e), g2.delta_bracket(e), g1.delta(e),
-                  g2.delta(e)) for e in w.eps]
-                + [("epsilon_bracket", d, g1.epsilon_bracket(d), g2.epsilon_bracket(d),
-                    g1.epsilon(d), g2.epsilon(d)) for d in w.deltas]):
-            res.checks += 1
-            if b2[0] < b1[0] or b2[1] > b1[1] or u2 > u1:
-                res.wider += 1
-                res.failures.append(
-                    f"[tol-wider] {w.code}.{name}({arg!r}): tol {t1!r} {b1} (bound {u1!r}), "
-                    f"tol {t2!r} {b2} (bound {u2!r})")
+    queries = ([("delta_bracket", e, [(g.delta_bracket(e), g.delta(e)) for g in gs]) for e in w.eps]
+               + [("epsilon_bracket", d, [(g.epsilon_bracket(d), g.epsilon(d)) for g in gs])
+                  for d in w.deltas])
+    for name, arg, ends in queries:
+        for j1 in range(len(gs)):
+            for j2 in range(j1 + 1, len(gs)):
+                (b1, u1), (b2, u2) = ends[j1], ends[j2]
+                res.checks += 1
+                if b2[0] < b1[0] or b2[1] > b1[1] or u2 > u1:
+                    res.wider += 1
+                    res.failures.append(
+                        f"[tol-wider] {w.code}.{name}({arg!r}): tol {w.tols[j1]!r} {b1} (bound "
+                        f"{u1!r}), tol {w.tols[j2]!r} {b2} (bound {u2!r})")
+        if w.ref is not None:
+            for t, (b, _) in zip(w.tols, ends, strict=True):
+                res.checks += 1
+                kind, msg = bracket_misses(w.ref, name, arg, b)
+                if kind:
+                    setattr(res, kind, getattr(res, kind) + 1)
+                    res.failures.append(f"[{kind}] {w.code.format(tol=repr(t))}.{name}({arg!r}) = "
+                                        f"{b}: {msg}")
+
+
+def bracket_misses(ref: Ref, name: str, arg: float, bracket: tuple[float, float]) -> tuple[str, str]:
+    """("under" or "lower", why) where a bracket misses the truth of the reference; ("", "") where
+    it contains it (within the reference's tolerance ``rtol * value + 1e-40``)."""
+    lo, up = bracket
+    slack = mpf(10) ** -40
+    if name == "delta_bracket":
+        true = ref.delta(mpf(arg))
+        if mpf(up) < true - ref.rtol * true - slack:
+            return "under", f"upper end below the exact delta {float(true)!r}"
+        if mpf(lo) > true + ref.rtol * true + slack:
+            return "lower", f"lower end above the exact delta {float(true)!r}"
+        return "", ""
+    d = mpf(arg)
+    finite = truth_finite(ref, d)
+    if up < math.inf:
+        at = ref.delta(mpf(up)) if finite else None
+        if at is None or at > d + ref.rtol * max(at, d) + slack:
+            return "under", (f"exact delta at the upper end {float(at):.6g}" if at is not None
+                             else "the exact epsilon is inf")
+    if lo == math.inf and finite:
+        return "lower", "lower end inf, exact epsilon finite"
+    if 0 < lo < math.inf:
+        at = ref.delta(mpf(lo))
+        if at < d - ref.rtol * d - slack:
+            return "lower", f"exact delta at the lower end {float(at):.6g} < {arg!r}"
+    return "", ""
 
 
 FAMILIES: dict[str, tuple[Callable[[np.random.Generator, int], Workload], int]] = {
@@ -712,6 +772,9 @@ def check(w: Workload) -> Result:
             check_tols(w, res)
             # the soundness checks below, at the smallest tol
             stage = "build"
+        if ref is None:  # a workload with no reference: its tol checks only
+            res.seconds = time.perf_counter() - t0
+            return res
         g = eval(w.code.format(tol=repr(w.tols[-1])) if w.tols else w.code, NS)
         for a in w.orders:  # an RDP workload (rdpfrac): relative excess in the d columns
             stage = f".at({a!r})"
@@ -816,7 +879,8 @@ def make_workload(family: str, seed: int, index: int) -> Workload:
     gen = FAMILIES[family][0]
     rng = np.random.default_rng([seed, list(FAMILIES).index(family), index])
     w = gen(rng, index)
-    w.eps += near_atoms(rng, w.ref)
+    if w.ref is not None:
+        w.eps += near_atoms(rng, w.ref)
     return w
 
 

@@ -2,6 +2,8 @@
 
 - ``distribution``: the ``PLD`` guarantee (pairs and their counts, evaluated lazily on a grid with
   a pessimistic and an optimistic discretisation: certified brackets), ``pld_from_guarantee``;
+- ``refinement``: the lower end of a bracket read on optimistic laws refined while it is wider than
+  tol (shared by ``delta_bracket`` and ``epsilon_bracket``);
 - ``subsampling``: amplification by subsampling on dominating pairs;
 - ``incremental``: composition on a grid fixed in advance (the ledger's running budget);
 - ``laplace_profile``: the exact profile of one Laplace pair composed with itself, enclosed without a

@@ -35,6 +35,7 @@ from accountant.pld.models.finite import (
 from accountant.pld.models.gaussian import GaussianDirection, GaussianPair
 from accountant.pld.models.laplace import LaplacePair
 from accountant.pld.readout import clip01, gdp_sensitivity, law_curve, lower_end
+from accountant.pld.refinement import refined_lower
 from accountant.pld.settings import (
     CUT_GAIN,
     DEFAULT_LAW_DELTA,
@@ -42,8 +43,6 @@ from accountant.pld.settings import (
     LADDER_TOP,
     LAW_BUDGETS,
     MAX_POINTS,
-    OPTIMISTIC_COARSER,
-    OPTIMISTIC_MORE,
     OPTIMISTIC_REFINE,
     PESSIMISTIC_MORE,
     PRECISE_RATIO,
@@ -70,15 +69,16 @@ class PLD(Guarantee):
     (``ladder_rung``), and the grid width h is chosen so that the discretisation error, about GRID_CONST *
     steps * h^2, is t (Gaussian pairs, composed exactly first, count as one step; a mechanism whose atoms
     sit on the nodes counts for its continuous Q-mass). The lower end spends the width tol leaves: it is
-    read on finer optimistic laws only while the bracket is wider than tol (``_rung_epsilon_bracket``;
-    round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's error (d eps
-    / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid (``_pessimistic_finer``).
-    Below the default's rung, every bound reported (``delta``, ``epsilon``, both brackets) is the tightest
-    of the bounds at every rung from the default's down to t (``_rungs``; they share their laws), so
-    refining tol never gives a wider bracket, a lower lower end or a higher upper end; at the default and
-    coarser tols one grid is computed. Cost grows like 1/sqrt(tol); the widths measured (docs: measurements,
-    accounting) are usually below tol, more where atoms or a pile of mass sit badly on the grid, or at
-    deltas where the optimistic laws' round-off charges matter.
+    read on finer optimistic laws only while the bracket is wider than tol (``_refined_lower``, both
+    brackets; round-off is kept far below tol by the FFT's slicing). A small epsilon magnifies the grid's
+    error (d eps / d(mu^2) of the mu-GDP curve through it): ``epsilon`` then refines its grid
+    (``_pessimistic_finer``). At a tol read at or below the default's rung (tol <= 2 DEFAULT_TOL), every
+    bound reported (``delta``, ``epsilon``, both brackets) is the tightest of the bounds at every rung from
+    the default's down to t (``_rungs``; they share their laws; each rung's depend on the rung alone), so
+    between two such tols the smaller never gives a wider bracket, a lower lower end or a higher upper end
+    (exactly); coarser tols compute one grid and promise no nesting. Cost grows like 1/sqrt(tol); the
+    widths measured (docs: measurements, accounting) are usually below tol, more where atoms or a pile of
+    mass sit badly on the grid, or at deltas where the optimistic laws' round-off charges matter.
     """
 
     factors: tuple[tuple[Pair, int], ...]
@@ -454,19 +454,20 @@ class PLD(Guarantee):
         return opt
 
     def _rung_delta_bracket(self, eps: float) -> tuple[float, float]:
-        """(lower, upper) bounds on the exact delta(eps) on this PLD's own grid."""
+        """(lower, upper) bounds on the exact delta(eps) on this PLD's own grid; upper is
+        ``_rung_delta(eps)``, the lower end read on optimistic laws refined while the bracket is
+        wider than the rung's tol (``_refined_lower``; the laws' precision set by upper)."""
+        upper = self._rung_delta(eps)
+        if upper == 0.0:
+            return 0.0, 0.0
         worst = self._worst_direction(eps)
-        lower = self.law(worst, pessimistic=False).delta(eps)
-        return self._optimistic(worst, lower).delta(eps), self._rung_delta(eps)
+        return self._refined_lower(worst, upper, lambda law: law.delta(eps), upper), upper
 
     def _rung_epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta) on this PLD's own grid; upper is
-        ``_rung_epsilon(delta)``. The lower end is read on the cheapest optimistic law (sources
-        2^OPTIMISTIC_COARSER coarser), then on finer ones while the bracket is wider than the rung's tol, up
-        to 2^OPTIMISTIC_MORE finer than the pessimistic grid (after a step with no gain, once on the finest;
-        each is sound: the largest is kept). The error falls about 4x per halving, so a step halves the grid
-        as often as that takes the width to tol / 2 (sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base grid,
-        0.48 on the grid 4x finer)."""
+        ``_rung_epsilon(delta)``, the lower end read on optimistic laws refined while the bracket is
+        wider than the rung's tol (``_refined_lower``; sigma 0.8, q 1e-4, T 1e3: 3.6 tol on the base
+        grid, 0.48 on the grid 4x finer)."""
         if (view := self._serving(delta)) is not self:
             return view._rung_epsilon_bracket(delta)
         upper = self._rung_epsilon(delta)
@@ -475,25 +476,24 @@ class PLD(Guarantee):
             lower = smallest_epsilon(opt.delta, delta) if opt.inf <= delta else math.inf
             return lower_end(opt, delta, lower), upper
         worst = self._worst_direction(upper)
-        level, precise = -OPTIMISTIC_COARSER, delta < DEFAULT_LAW_DELTA
-        lower = lower_end(self._optimistic(worst, delta, level), delta, upper)
-        tol, stalled = self._rung_tol, False  # the rung's tol: the same brackets in every ladder
-        while upper - lower > tol and level < OPTIMISTIC_MORE:
-            step = max(1, math.ceil(math.log((upper - lower) / (0.5 * tol), 4.0)))
-            finer = OPTIMISTIC_MORE if stalled else min(level + step, OPTIMISTIC_MORE)
-            # the pessimistic law is read only here: a bracket within tol builds no more laws
+        return self._refined_lower(worst, delta, lambda law: lower_end(law, delta, upper), upper), upper
+
+    def _refined_lower(self, worst: Direction, delta: float, read: Callable[[GridLaw], float],
+                       upper: float) -> float:
+        """The lower end ``read`` on the optimistic laws of direction ``worst`` for a bracket at
+        ``delta`` (``_optimistic``), from the cheapest (sources 2^OPTIMISTIC_COARSER coarser) to ones
+        up to 2^OPTIMISTIC_MORE finer than the pessimistic grid while the bracket is wider than the
+        rung's tol (``refined_lower``; the rung's tol: the same brackets in every ladder), within
+        MAX_POINTS for the sources and REFINED_MAX_POINTS for the composed law."""
+        precise = delta < DEFAULT_LAW_DELTA
+
+        def fits(finer: int) -> bool:  # the pessimistic law is read only here
             size = self.law(worst, precise=precise).masses.size
-            while finer > level and self._optimistic_grid(finer, precise)[0] * size > REFINED_MAX_POINTS:
-                finer -= 1
-            if finer == level or (self._optimistic_grid(finer, precise)
-                                  == self._optimistic_grid(level, precise)):
-                break
-            finer_lower = lower_end(self._optimistic(worst, delta, finer), delta, upper)
-            if finer_lower <= lower and stalled:
-                break
-            stalled = finer_lower <= lower  # no gain: once more, on the finest grid
-            lower, level = max(lower, finer_lower), finer
-        return lower, upper
+            return self._optimistic_grid(finer, precise)[0] * size <= REFINED_MAX_POINTS
+
+        return refined_lower(lambda level: read(self._optimistic(worst, delta, level)),
+                             lambda level: self._optimistic_grid(level, precise), fits, upper,
+                             self._rung_tol)
 
     # ----- the exact k-fold Laplace profile --------------------------------------------------
     @cached_property
@@ -536,7 +536,7 @@ class PLD(Guarantee):
 
     def epsilon(self, delta: float) -> float:
         """Smallest eps >= 0 with delta(eps) <= delta, rounded up (``math.inf`` if none): the
-        smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so below the
+        smallest of the rungs' upper bounds (``_rung_epsilon``; each is one), so at or below the
         default's rung a smaller tol never gives a larger value."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if (profile := self._laplace_profile) is not None and profile.serves(delta):
@@ -545,8 +545,8 @@ class PLD(Guarantee):
 
     def delta_bracket(self, eps: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact delta(eps) of the composition: the intersection of
-        the rungs' brackets (each holds the exact value), so below the default's rung a smaller tol
-        never gives a lower lower end or a higher upper end."""
+        the rungs' brackets (each holds the exact value), so between tols at or below the default's
+        rung a smaller tol never gives a lower lower end or a higher upper end."""
         eps = check_real("eps", eps)
         if (profile := self._laplace_profile) is not None and profile.serves():
             return profile.delta_bounds(eps)
@@ -556,8 +556,8 @@ class PLD(Guarantee):
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """(lower, upper) bounds on the exact epsilon(delta); upper is ``epsilon(delta)``: the
         intersection of the rungs' brackets (``_rung_epsilon_bracket``; each holds the exact
-        value), so below the default's rung a smaller tol never gives a lower lower end or a
-        higher upper end. Its width is not bounded by tol: tol sets the grid (docs: measurements)."""
+        value), so between tols at or below the default's rung a smaller tol never gives a lower
+        lower end or a higher upper end. Its width is not bounded by tol: tol sets the grid."""
         delta = check_real("delta", delta, low=0.0, high=1.0)
         if (profile := self._laplace_profile) is not None and profile.serves(delta):
             return profile.epsilon_bracket(delta)

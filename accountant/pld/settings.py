@@ -9,8 +9,8 @@ import math
 from accountant.core.validation import check_real
 from accountant.pld.grid.law import TAIL_BUDGET
 
-#: Default accuracy: the tol the grid is set for (GRID_CONST), and the width ``epsilon_bracket``
-#: refines its lower end towards (OPTIMISTIC_COARSER, OPTIMISTIC_MORE); the widths measured
+#: Default accuracy: the tol the grid is set for (GRID_CONST), and the width both brackets
+#: refine their lower end towards (OPTIMISTIC_COARSER, OPTIMISTIC_MORE); the widths measured
 #: against it are in the docs (measurements, accounting).
 DEFAULT_TOL = 3e-5
 #: Smallest tol accepted (the grid is also limited by MIN_H and MAX_POINTS).
@@ -73,23 +73,24 @@ def law_budget(delta: float, tol: float) -> float:
     return base * CUT_LADDER ** (k if CUT_LADDER ** k <= room else k - 1)
 
 #: The optimistic laws' grid is this much finer (nested: atoms stay on nodes) when their sources
-#: stay within MAX_POINTS. 1: the lower end starts on the pessimistic grid, and ``epsilon_bracket``
-#: halves it (OPTIMISTIC_MORE) only where the bracket is wider than tol. The optimistic
+#: stay within MAX_POINTS. 1: the lower end starts on the pessimistic grid, and the brackets
+#: halve it (OPTIMISTIC_MORE) only where the bracket is wider than tol. The optimistic
 #: construction errs more than connect-the-dots at equal h, but a law on any grid is a certified
 #: lower bound, and the grid twice finer cost 2-4x the lower end's time on every bracket
 #: (docs: measurements, PLD grid constants).
 OPTIMISTIC_REFINE = 1
-#: ``epsilon_bracket`` reads its first lower end on the optimistic law whose sources are read
+#: The brackets read their first lower end on the optimistic law whose sources are read
 #: 2^OPTIMISTIC_COARSER times coarser than the pessimistic grid (and composed on the same grids
 #: from there on): the cheapest law, 2-4x looser than one on the pessimistic grid; the finer
 #: ones are built only where the bracket is wider than tol.
 OPTIMISTIC_COARSER = 1
-#: ``epsilon_bracket`` halves the optimistic grid up to this many more times while the bracket is
+#: The brackets halve the optimistic grid up to this many more times while the bracket is
 #: wider than tol: a source that piles its mass within a few cells (a Poisson-subsampled one at a
 #: small rate) is lowered by O(h) times the cells' mass per copy until h is below the pile's
-#: width. It stops at the first halving that does not raise the lower end, and where the composed
-#: law would pass REFINED_MAX_POINTS points. (4 from OPTIMISTIC_REFINE = 1: the finest grid is the
-#: pessimistic one's / 16, as it was with 3 halvings from h / 2.)
+#: width. It stops after two halvings in a row that do not raise the lower end, once the lower end
+#: has converged, and where the composed law would pass REFINED_MAX_POINTS points (``refined_lower``).
+#: (4 from OPTIMISTIC_REFINE = 1: the finest grid is the pessimistic one's / 16, as it was with 3
+#: halvings from h / 2.)
 OPTIMISTIC_MORE = 4
 REFINED_MAX_POINTS = 2 ** 20
 
