@@ -87,8 +87,8 @@ OPTIMISTIC_COARSER = 1
 #: The brackets halve the optimistic grid up to this many more times while the bracket is
 #: wider than tol: a source that piles its mass within a few cells (a Poisson-subsampled one at a
 #: small rate) is lowered by O(h) times the cells' mass per copy until h is below the pile's
-#: width. It stops after two halvings in a row that do not raise the lower end, once the lower end
-#: has converged, and where the composed law would pass REFINED_MAX_POINTS points (``refined_lower``).
+#: width. It stops after two halvings in a row that do not raise the lower end, and where the
+#: composed law would pass REFINED_MAX_POINTS points (``refined_lower``).
 #: (4 from OPTIMISTIC_REFINE = 1: the finest grid is the pessimistic one's / 16, as it was with 3
 #: halvings from h / 2.)
 OPTIMISTIC_MORE = 4

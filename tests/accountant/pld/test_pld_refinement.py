@@ -8,7 +8,7 @@ import pytest
 from mpmath import mpf
 
 from accountant import GDP, PLD, subsample
-from accountant.pld.refinement import CONVERGED, refined_lower
+from accountant.pld.refinement import refined_lower
 from accountant.pld.settings import OPTIMISTIC_COARSER, OPTIMISTIC_MORE, ladder_rung, rung_tol
 from tests.support.references import GaussianBase, MaxRef, subsample_steps
 
@@ -34,17 +34,6 @@ def test_a_step_halves_as_often_as_takes_the_width_to_half_tol() -> None:
     # width 10 tol: ceil(log_4(20)) = 3 halvings from the first level
     lo, seen = _run({-1: 0.0, 2: 0.99}, 1.0, 0.1)
     assert seen == [-1, 2] and lo == 0.99
-
-
-def test_converged_lower_end_stops_the_refinement() -> None:
-    # width 2 tol at level 2: one halving, which gains less than CONVERGED * tol: the width left
-    # is the upper end's
-    values = {-1: 0.0, 2: 0.8, 3: 0.8 + 0.9 * CONVERGED * 0.1, 4: 0.9}
-    lo, seen = _run(values, 1.0, 0.1)
-    assert seen == [-1, 2, 3] and lo == values[3]
-    # a larger gain goes on
-    values[3] = 0.8 + 1.1 * CONVERGED * 0.1
-    assert _run(values, 1.0, 0.1)[1] == [-1, 2, 3, 4]
 
 
 def test_no_gain_tries_the_finest_grid_once() -> None:
