@@ -295,13 +295,8 @@ class Laplace(_Continuous):
     def _lattice_noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[np.int64]:
         return discrete_laplace_array(rng, self._lattice[1], shape)
 
-    @cached_property
-    def _steps(self) -> int:
-        """``lattice_scale()``, computed once (the mechanism is frozen)."""
-        return self.lattice_scale()
-
     def _lattice_log_pmf(self, z: FloatArray) -> FloatArray:
-        return np.asarray(-np.abs(z).sum(axis=1) / self._steps, dtype=np.float64)
+        return np.asarray(-np.abs(z).sum(axis=1) / float(self._lattice[1]), dtype=np.float64)
 
 
 @dataclass(frozen=True, repr=False)
