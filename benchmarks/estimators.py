@@ -15,13 +15,14 @@ standard error over the datasets, by the delta method on the per-dataset mean sq
 (``paired_ratio``: the sampling error each dataset gives both estimators cancels to first order), and
 a paired bootstrap of the same (column ``boot``, 400 resamples) as a check. ``--anchor-table`` keeps
 the dpcert estimators of the anchor table only (``PRIMARY``); ``--relation`` keeps the estimators
-and anchors of one neighbouring relation. Budget: eps = 1 (pure-DP estimators and
-all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
-declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
-sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
-and left out of the RMSE. The sparse mean (d = 1000, s = 10, mu_j = 1 on the support, centred
-noise of each law) is compared with dpcert's own noisy truncated mean at the same (eps, delta) (no
-anchor library has a sparse mean); n = 1e5 is skipped there (10^8 values per dataset).
+and anchors of one neighbouring relation; ``--anchors`` keeps the named anchor libraries only.
+Budget: eps = 1 (pure-DP estimators and all anchors), (eps, delta) = (1, 1e-6) for the
+smooth-sensitivity, PTR and Scale estimators (their declared guarantee at delta = 1e-6 is <= 1:
+see the eps column); bounds [-10, 10]. Every estimator sees the same datasets (a paired
+comparison), one release per trial. Refusals (BOTTOM) are counted and left out of the RMSE. The
+sparse mean (d = 1000, s = 10, mu_j = 1 on the support, centred noise of each law) is compared with
+dpcert's own noisy truncated mean at the same (eps, delta) (no anchor library has a sparse mean);
+n = 1e5 is skipped there (10^8 values per dataset).
 
 ``--certified-noise`` prints instead the certified CDP eps of the lattice smooth-sensitivity noises
 against Bun & Steinke's closed forms (no data).
@@ -430,11 +431,13 @@ def repeated(f: AnchorEstimator) -> Estimator:
 def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...] = DISTS,
                    estimands: tuple[str, ...] = ESTIMANDS, releases: int = 1,
                    anchor_table: bool = False,
-                   relations: tuple[str, ...] = ("replace", "add_remove")) -> list[dict[str, Any]]:
+                   relations: tuple[str, ...] = ("replace", "add_remove"),
+                   anchor_libs: tuple[str, ...] = tuple(RELATION)) -> list[dict[str, Any]]:
     """Every estimator on the same ``trials`` datasets per (law, n) (common random numbers: the
     datasets come from their own generator, seeded by (seed, n, law), and do not depend on which
     estimators run), ``releases`` private releases of each estimator per dataset; only the dpcert
-    estimators and anchors of the neighbouring ``relations``."""
+    estimators and anchors of the neighbouring ``relations``, and only the anchor libraries
+    ``anchor_libs``."""
     libs, notes = anchors()
     for note in notes:
         print(f"# {note}")
@@ -445,7 +448,8 @@ def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...]
                         if (not anchor_table or name in PRIMARY[k]) and relation(name) in relations}
                     for k, est in dpcert(n).items() if k in estimands}
             ours = {k: v for k, v in ours.items() if v}
-            theirs = {lib: make(n) for lib, make in libs.items() if RELATION[lib] in relations}
+            theirs = {lib: make(n) for lib, make in libs.items()
+                      if RELATION[lib] in relations and lib in anchor_libs}
             errs: dict[tuple[str, str], list[np.ndarray]] = {}
             secs: dict[tuple[str, str], float] = {}
             refusals: dict[tuple[str, str], int] = {}
@@ -764,6 +768,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--relation", nargs="+", default=["replace", "add_remove"],
                     choices=["replace", "add_remove"],
                     help="only the dpcert estimators and anchors of these neighbouring relations")
+    ap.add_argument("--anchors", nargs="+", default=list(RELATION), choices=list(RELATION),
+                    help="only these anchor libraries (default all; the best anchor is chosen among them)")
     ap.add_argument("--skip-sparse", action="store_true")
     ap.add_argument("--only-sparse", action="store_true")
     ap.add_argument("--dist", nargs="+", default=list(DISTS), choices=DISTS)
@@ -797,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(HEADER))
     if not args.only_sparse:
         run_univariate(args.n, args.trials, args.seed, tuple(args.dist), tuple(args.estimand),
-                       args.releases, args.anchor_table, tuple(args.relation))
+                       args.releases, args.anchor_table, tuple(args.relation), tuple(args.anchors))
     if not args.skip_sparse:
         run_sparse(args.n, args.trials, args.seed, tuple(args.dist))
     return 0
