@@ -24,7 +24,7 @@ WORKLOADS = [  # (name, q, T, eps, delta)
 
 def opacus_time(q: float, t: int, eps: float, delta: float) -> str:
     try:
-        from opacus.accountants.utils import get_noise_multiplier  # type: ignore[import-not-found]
+        from opacus.accountants.utils import get_noise_multiplier
     except ImportError:
         return "not installed"
     start = time.perf_counter()

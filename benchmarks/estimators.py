@@ -114,7 +114,7 @@ AnchorEstimator = Callable[[np.ndarray, list[float], np.random.Generator], Any]
 CONTAMINATION, OUTLIER = 0.05, 100.0
 
 
-def draw(dist: str, rng: np.random.Generator, size: Any) -> np.ndarray:
+def draw(dist: str, rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
     """Values of the law clipped into [LO, HI]."""
     if dist == "normal":
         x = rng.normal(size=size)
@@ -522,7 +522,7 @@ def run_sparse(ns: list[int], trials: int, seed: int,
             mu = np.zeros(d)
             mu[:s] = 1.0
             rng = np.random.default_rng([seed, n, d, DISTS.index(dist)])
-            err = {"sparse": [], "base": []}
+            err: dict[str, list[float]] = {"sparse": [], "base": []}
             sec = {"sparse": 0.0, "base": 0.0}
             for _ in range(trials):
                 x = mu + draw(dist, rng, (n, d)) - centre

@@ -236,7 +236,7 @@ def section_d(runs: int) -> None:
     try:
         import warnings
 
-        from diffprivlib.models import GaussianNB  # type: ignore[import-untyped]
+        from diffprivlib.models import GaussianNB
     except ImportError as exc:  # diffprivlib 0.6 needs scikit-learn < 1.7
         print(f"(d) diffprivlib GaussianNB: not run ({exc})")
         print()

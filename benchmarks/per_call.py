@@ -47,7 +47,7 @@ def releases(n: int, x: np.ndarray) -> tuple[dict[str, Release], list[str]]:
     notes: list[str] = []
     xs = x.tolist()
     try:
-        from pydp.algorithms.laplacian import BoundedMean  # type: ignore[import-untyped]
+        from pydp.algorithms.laplacian import BoundedMean
 
         def pdp() -> Any:
             return BoundedMean(epsilon=EPS, lower_bound=LO, upper_bound=HI, dtype="float").quick_result(xs)
@@ -56,7 +56,7 @@ def releases(n: int, x: np.ndarray) -> tuple[dict[str, Release], list[str]]:
     except Exception as exc:
         notes.append(f"PyDP not importable: {type(exc).__name__}: {str(exc)[:80]}")
     try:
-        from diffprivlib import tools  # type: ignore[import-untyped]
+        from diffprivlib import tools
 
         out[f"diffprivlib {version('diffprivlib')}"] = lambda: tools.mean(x, epsilon=EPS, bounds=(LO, HI))
     except Exception as exc:
@@ -67,7 +67,7 @@ def releases(n: int, x: np.ndarray) -> tuple[dict[str, Release], list[str]]:
         dp.enable_features("contrib")
         space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n), dp.symmetric_distance()
         odp = dp.binary_search_chain(
-            lambda s: space >> dp.t.then_clamp((LO, HI)) >> dp.t.then_mean()  # type: ignore[no-untyped-call]
+            lambda s: space >> dp.t.then_clamp((LO, HI)) >> dp.t.then_mean()
             >> dp.m.then_laplace(s),
             d_in=2, d_out=EPS)
         out[f"opendp {version('opendp')}"] = lambda: odp(xs)

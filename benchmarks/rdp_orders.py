@@ -51,7 +51,7 @@ WORKLOADS = [  # (q, sigma, steps, delta)
 def opacus_rdp() -> ModuleType | None:
     """Opacus's RDP analysis module, or None when Opacus is not installed."""
     try:
-        from opacus.accountants.analysis import rdp  # type: ignore[import-not-found]
+        from opacus.accountants.analysis import rdp
         return rdp  # type: ignore[no-any-return]
     except ImportError:
         pass

@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 import sympy
-from scipy import optimize, special
+from scipy import optimize
 
 from accountant import CLTGDP, GDP, ZCDP, ApproxDP, Guarantee, PureDP, calibrate
+from accountant.core.normal import log_ndtr
 from accountant.core.types import MACHINE_EPSILON
 from accountant.core.validation import check_real
 
@@ -213,8 +214,8 @@ def _gdp_mu_estimate(eps: float, delta: float) -> float:
 
     def gap(log_mu: float) -> float:
         mu = math.exp(log_mu)
-        a = special.log_ndtr(-eps / mu + mu / 2)
-        b = eps + special.log_ndtr(-eps / mu - mu / 2)
+        a = float(log_ndtr(-eps / mu + mu / 2))
+        b = eps + float(log_ndtr(-eps / mu - mu / 2))
         with np.errstate(divide="ignore"):  # b = a (delta = 0 in doubles): -inf, below any target
             return float(a + np.log1p(-np.exp(min(b - a, 0.0)))) - math.log(delta)
 

@@ -115,7 +115,13 @@ class FiniteLossTradeoff(PiecewiseLinearTradeoff):
     @classmethod
     def approx_dp(cls, eps: float, delta: float = 0.0) -> FiniteLossTradeoff:
         """f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)) [@wasserman2010statistical;
-        @dong2022gaussian, Prop. 2.5]: Q puts delta on L = +inf and (1-delta) on randomized response."""
+        @dong2022gaussian, Prop. 2.5]: Q puts delta on L = +inf and (1-delta) on randomized response.
+
+        The curve's JSON recipe holds eps and delta as the validated floats (``approx_dp(1)`` is
+        stored as ``["approx_dp", 1.0, 0.0]``), as every guarantee and recipe records its real
+        parameters (``ApproxDP(1, 0)`` is stored with ``"eps": 1.0``): the stored form is the same
+        whichever numeric type the caller used (an int, a numpy scalar, -0.0) and in whatever order
+        calls reach the cache, which shares one curve between 1 and 1.0."""
         eps = check_real("eps", eps, low=0.0, high=math.inf, high_open=True) + 0.0  # -0.0 as 0.0
         delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True) + 0.0
         return _approx_dp(cls, eps, delta)

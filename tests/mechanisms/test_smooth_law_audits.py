@@ -44,7 +44,7 @@ class _SmallScale(SmoothLLNQuantile):
 
     @cached_property
     def noise(self) -> LatticeSmoothNoise:
-        good = SmoothLLNQuantile.noise.func(self)  # the calibrated noise
+        good = super().noise  # the calibrated noise
         return dataclasses.replace(good, s=good.s * 100)
 
 

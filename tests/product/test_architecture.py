@@ -1,7 +1,8 @@
 """The shape of the code, checked: no module of the three packages over 650 lines, no private name
 imported across modules (a module's ``_helper`` is its own), a private module (``_name.py``)
-imported only inside its own package, and no test importing another test module (shared helpers
-live in ``tests.support``). The import layering itself is checked by ``lint-imports``."""
+imported only inside its own package, no test importing another test module (shared helpers
+live in ``tests.support``), and Phi and log Phi in the accountant and the mechanisms read from one
+place, ``accountant.core.normal``. The import layering itself is checked by ``lint-imports``."""
 
 from __future__ import annotations
 
@@ -82,3 +83,21 @@ def test_no_test_imports_another_test_module() -> None:
            if any(part.startswith("test_") for part in module.split("."))
            or any(n.startswith("test_") for n in names)]
     assert not bad, f"tests importing test modules: {bad}"
+
+
+#: scipy.special's normal distribution functions, which ``accountant.core.normal`` replaces
+SCIPY_NORMAL = ("ndtr", "log_ndtr")
+
+
+@pytest.mark.parametrize("top", ["accountant", "mechanisms"])
+def test_normal_distribution_read_from_core_normal(top: str) -> None:
+    """No ``special.ndtr``/``special.log_ndtr`` (nor ``from scipy.special import ndtr``): their
+    errors (up to 2.1 z^2 u, log Phi up to 1369 u) are not the ones the margins are sized for."""
+    bad = [f"{p.relative_to(ROOT)}:{node.lineno} {node.attr}"
+           for p in sources(top) for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+           if isinstance(node, ast.Attribute) and node.attr in SCIPY_NORMAL
+           and isinstance(node.value, ast.Name) and node.value.id == "special"]
+    bad += [f"{p.relative_to(ROOT)}:{line} {module}.{name}"
+            for p in sources(top) for line, module, names in imports(p) for name in names
+            if module == "scipy.special" and name in SCIPY_NORMAL]
+    assert not bad, f"scipy's Phi or log Phi instead of accountant.core.normal: {bad}"

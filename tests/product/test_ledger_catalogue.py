@@ -26,6 +26,7 @@ from accountant import (
     GDP,
     PLD,
     RDP,
+    ApproxDP,
     Approximate,
     CallableTradeoff,
     FiniteLossTradeoff,
@@ -219,6 +220,26 @@ def test_curves_round_trip_exactly() -> None:
         assert isinstance(back, FDP) and type(back.tradeoff) is type(f)
         eps = np.linspace(0.0, 3.0, 13)
         assert np.array_equal(back.delta(eps), g.delta(eps))
+
+
+def test_an_approx_dp_recipe_is_stored_in_one_form_whatever_the_caller_passed() -> None:
+    """The recipe of ``FiniteLossTradeoff.approx_dp`` holds the validated floats, the form in which
+    ``ApproxDP`` itself is stored: one JSON text for 3, 3.0 and numpy scalars, in either call order
+    (the curve cache keys 3 and 3.0 alike: a recipe keeping the caller's type would depend on which
+    caller came first), -0.0 stored as 0.0, and the JSON rebuilds the same curve."""
+    for eps, forms in ((3, (3, 3.0, np.int64(3), np.float64(3.0), np.float32(3.0))),
+                       (5, (np.float32(5.0), np.float64(5.0), np.int64(5), 5.0, 5))):
+        texts = {json.dumps(guarantee_to_dict(FDP(FiniteLossTradeoff.approx_dp(e, d))))
+                 for e in forms for d in (0, 0.0, np.int64(0), -0.0)}
+        assert texts == {json.dumps({"type": "FDP", "curve": {"type": "finite_loss",
+                                                              "recipe": ["approx_dp", float(eps), 0.0]}})}
+        stored = guarantee_to_dict(ApproxDP(eps, 0))
+        assert stored["eps"] == eps and type(stored["eps"]) is float
+        back = guarantee_from_dict(json.loads(texts.pop()))
+        grid = np.linspace(0.0, 6.0, 13)
+        assert isinstance(back, FDP)
+        assert np.array_equal(back.delta(grid), FDP(FiniteLossTradeoff.approx_dp(eps, 0)).delta(grid))
+    assert json.dumps(FiniteLossTradeoff.approx_dp(-0.0, 0.25).recipe) == '["approx_dp", 0.0, 0.25]'
 
 
 def test_a_pld_of_curves_round_trips() -> None:

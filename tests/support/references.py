@@ -599,7 +599,7 @@ def subsample_pair(base: PairRef, rate: float) -> tuple[PairRef, PairRef]:
 @dataclass
 class ComposedRef:
     """A continuous reference ``cont`` composed with a discrete pair (exact sum) or with one
-    Gaussian-base ``MonotoneStep`` (quadrature)."""
+    Gaussian- or Laplace-base ``MonotoneStep`` (quadrature)."""
 
     cont: GaussianRef | LaplaceRef | MonotoneStep
     disc: PairRef | None = None
@@ -647,7 +647,7 @@ class ComposedRef:
                     if x is not None:
                         pts.add(x)
                 v = mpmath.quad(f, sorted(pts))
-            else:
+            elif isinstance(step.base, LaplaceBase):
                 e0 = mpf_of(step.base.eps0)
                 # atoms at t = +-1 and densities on (-1, 1) of P0 and Q0 (see LaplaceBase)
                 atoms = ((ONE, mpmath.exp(-e0) / 2, ONE / 2), (-ONE, ONE / 2, mpmath.exp(-e0) / 2))
@@ -661,6 +661,8 @@ class ComposedRef:
                     return dens * cont.delta(eps - step.loss(t))
 
                 v += mpmath.quad(g, [-ONE, ZERO, ONE])
+            else:
+                raise TypeError(f"ComposedRef: no quadrature for a step of {type(step.base).__name__}")
         return max(ZERO, +v)
 
 

@@ -63,6 +63,7 @@ def test_issue_example_mixed_directions() -> None:
     """The issue's pipeline: one remove and one add step of WOR-subsampled 2.14-DP."""
     w = S.make_workload("wor", SEED, 0)
     assert "2.139791757171395" in w.code
+    assert w.ref is not None
     assert float(w.ref.delta(mpf(0.5))) == pytest.approx(0.0274888, abs=1e-7)
     res = S.check(w)
     assert res.sound, res.failures + res.crash_list
@@ -178,9 +179,11 @@ def test_checker_flags_rdp_under_report() -> None:
     """The rdpfrac check has no absolute tolerance: the old 5e-324 at q = 1e-30 (exact 1.29e-60,
     issue 28) is an under-report."""
     w = S.Workload("rdpfrac", "RDP(orders=(1.5,), epsilons=(5e-324,))",
-                   SubsampledGaussianRdpRef(1e-30, 1.0), [], [], orders=[1.5])  # type: ignore[arg-type]
+                   None, [], [], orders=[1.5],
+                   rdp_ref=SubsampledGaussianRdpRef(1e-30, 1.0))
     res = S.check(w)
     assert res.under == 1 and res.crashes == 0
     w = S.Workload("rdpfrac", "subsampled_gaussian_rdp(1e-30, 1.0, 1, orders=(1.5,))",
-                   SubsampledGaussianRdpRef(1e-30, 1.0), [], [], orders=[1.5])  # type: ignore[arg-type]
+                   None, [], [], orders=[1.5],
+                   rdp_ref=SubsampledGaussianRdpRef(1e-30, 1.0))
     assert S.check(w).sound
