@@ -338,6 +338,10 @@ PRIMARY = {"variance": ("adaptive variance", "adaptive variance [a/r]"),
            "median": ("EM median",), "q90": ("EM 0.9-quantile",), "iqr": ("JointExp IQR", "EM q75 - EM q25")}
 
 
+#: Pairs of dpcert estimators of one estimand compared directly (the paired ratio of RMSEs, under the rows).
+BESIDE = {"JointExp IQR": "EM q75 - EM q25"}
+
+
 def rmse(e: np.ndarray) -> float:
     return math.sqrt(float(np.mean(np.square(e))))
 
@@ -506,6 +510,10 @@ def run_univariate(ns: list[int], trials: int, seed: int, dists: tuple[str, ...]
                                  "anchor_sec": {lib: secs[estimand, "@" + lib] / (trials * releases)
                                                 for lib in anchor}})
                 print_rows(rows[-len(ours[estimand]):])
+                for name, other in BESIDE.items():
+                    if name in ours[estimand] and other in ours[estimand]:
+                        r, se = paired_ratio(msq[name], msq[other])
+                        print(f"#   {name} / {other}: RMSE ratio {r:.3f} +- {se:.3f} (paired, same datasets)")
     return rows
 
 
