@@ -158,7 +158,7 @@ def test_iqr_accuracy_on_normal_data() -> None:
 
 @pytest.mark.parametrize("qs, kind", [
     ((0.75, 0.25), ValueError), ((0.5, 0.5), ValueError), ((), ValueError),
-    (tuple(np.linspace(0.05, 0.95, 9)), ValueError), ((0.0, 0.5), ValueError),
+    (tuple(np.linspace(0.1, 0.9, 5)), ValueError), ((0.0, 0.5), ValueError),
     ((0.5, math.nan), ValueError), (0.5, TypeError), ("0.5", TypeError)])
 def test_bad_quantiles_are_refused(qs: object, kind: type) -> None:
     with pytest.raises(kind, match="qs"):
