@@ -15,7 +15,9 @@ standard error over the datasets, by the delta method on the per-dataset mean sq
 (``paired_ratio``: the sampling error each dataset gives both estimators cancels to first order), and
 a paired bootstrap of the same (column ``boot``, 400 resamples) as a check. ``--anchor-table`` keeps
 the dpcert estimators of the anchor table only (``PRIMARY``); ``--relation`` keeps the estimators
-and anchors of one neighbouring relation. Budget: eps = 1 (pure-DP estimators and
+and anchors of one neighbouring relation. The IQR rows run the joint exponential mechanism
+(``JointExponentialIQR``) beside the independent quartiles at eps/2 each, and print the paired ratio of
+the two (``BESIDE``). Budget: eps = 1 (pure-DP estimators and
 all anchors), (eps, delta) = (1, 1e-6) for the smooth-sensitivity, PTR and Scale estimators (their
 declared guarantee at delta = 1e-6 is <= 1: see the eps column); bounds [-10, 10]. Every estimator
 sees the same datasets (a paired comparison), one release per trial. Refusals (BOTTOM) are counted
