@@ -32,6 +32,7 @@ __all__ = [
     "discrete_gaussian_array",
     "discrete_laplace",
     "discrete_laplace_array",
+    "exp_weighted_indices",
     "floor_log2",
     "from_lattice",
     "geometric_array",
@@ -281,6 +282,37 @@ def bernoulli_exp_neg_vec(rng: np.random.Generator, num: NDArray[np.int64],
     idx = np.flatnonzero(ok)
     ok[idx] = _bexp_unit_vec(rng, frac[idx], den[idx])
     return ok
+
+
+#: Proposals drawn per pending output in one round of ``exp_weighted_indices``.
+EXP_WEIGHTED_BATCH = 2048
+
+
+def exp_weighted_indices(rng: np.random.Generator, s: Fraction, d: NDArray[np.int64],
+                         m: int) -> NDArray[np.int64]:
+    """m independent indices r in 0..len(d)-1 with P(r) = exp(-s d_r) / sum_j exp(-s d_j), exactly:
+    uniform proposals (``rng.integers``) accepted by an exact Bernoulli(exp(-s d_r))
+    (``bernoulli_exp_neg_vec``), drawn in batches of min(``EXP_WEIGHTED_BATCH``, 2 len(d)) per pending
+    output (the first accepted proposal of an i.i.d. sequence has the same law as one at a time).
+    Needs d >= 0 with min d = 0 (else a round may accept nothing for long), s.numerator max(d) < 2^62
+    and s.denominator < 2^62. Expected proposals per output: len(d) / sum_r exp(-s d_r)."""
+    d = np.asarray(d, dtype=np.int64)
+    if d.ndim != 1 or d.size == 0 or (d < 0).any():
+        raise ValueError("d must be a non-empty 1-d array of non-negative integers")
+    if s < 0 or s.denominator >= _VEC_LIMIT or s.numerator * int(d.max()) >= _VEC_LIMIT:
+        raise ValueError(f"need s >= 0, s's denominator < 2^62 and s.numerator * max(d) < 2^62, got s = {s}")
+    out = np.empty(m, dtype=np.int64)
+    pending = np.arange(m)
+    batch = min(EXP_WEIGHTED_BATCH, 2 * d.size)
+    while pending.size:
+        prop = rng.integers(0, d.size, size=(pending.size, batch))
+        acc = bernoulli_exp_neg_vec(rng, (s.numerator * d[prop]).reshape(-1),
+                                    np.full(prop.size, s.denominator, dtype=np.int64)).reshape(prop.shape)
+        hit = acc.any(axis=1)
+        first = np.argmax(acc, axis=1)
+        out[pending[hit]] = prop[hit, first[hit]]
+        pending = pending[~hit]
+    return out
 
 
 def _geometric_e_vec(rng: np.random.Generator, size: int) -> NDArray[np.int64]:

@@ -18,6 +18,7 @@ from .interval import (
     occupied_interval,
     split_budget,
 )
+from .joint_quantiles import JointExponentialIQR, JointExponentialQuantiles
 from .local_gd import LocalGradientRandomiser, LocalNoisyGD, local_noisy_gd_rate
 from .mestimation import BoundedPsiModel, HuberLocation, HuberRegression, LogisticRegression, fit_nonprivate
 from .one_shot import OneShotMEstimator, one_shot_noise_factor
@@ -99,6 +100,8 @@ __all__: list[str] = [
     "HuberLocation",
     "HuberRegression",
     "IntervalStage",
+    "JointExponentialIQR",
+    "JointExponentialQuantiles",
     "LaplaceLogNormal",
     "LatticeArsinhNormal",
     "LatticeLLN",

@@ -42,7 +42,13 @@ from ..base import BOTTOM, Mechanism, OutputSpec
 from ..domain import Domain
 from ..noise import Laplace
 from ..queries import CustomQuery
-from ..samplers import bernoulli_exp_neg_vec, discrete_gaussian_array, floor_log2, from_lattice, to_lattice
+from ..samplers import (
+    discrete_gaussian_array,
+    exp_weighted_indices,
+    floor_log2,
+    from_lattice,
+    to_lattice,
+)
 from ..selection import ExponentialMechanism, ValueLattice
 from .ptr_eta import MedianEtaRule
 from .smooth_sensitivity import (
@@ -288,10 +294,6 @@ class AdaptivePTRMedian(Mechanism):
         return out
 
 
-#: Proposals drawn per pending output in one round of the exponential-mechanism sampler.
-EM_BATCH = 2048
-
-
 @dataclass(frozen=True)
 class ExponentialQuantile(Mechanism):
     """The exponential mechanism for the q-quantile [@mcsherry2007mechanism; @avellamedina2025differentially,
@@ -299,8 +301,8 @@ class ExponentialQuantile(Mechanism):
     upper], utility u(x, c) = -|#{i : x_i <= c} - q n| (sensitivity 1 under replace-one), output c_r
     with probability proportional to exp(eps u / 2). ``PureDP(eps)``.
 
-    Sampled exactly by ``ExponentialMechanism``'s lattice law (its docstring); proposals are drawn in
-    batches (the first accepted proposal of an i.i.d. sequence has the same law as one at a time).
+    Sampled exactly by ``ExponentialMechanism``'s lattice law (its docstring), with
+    ``samplers.exp_weighted_indices``.
     """
 
     lower: float
@@ -356,17 +358,7 @@ class ExponentialQuantile(Mechanism):
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         s, d = self.mechanism.sampling_exponents(data)
-        out = np.empty(m, dtype=np.int64)
-        pending = np.arange(m)
-        batch = min(EM_BATCH, 2 * d.size)
-        while pending.size:
-            prop = rng.integers(0, d.size, size=(pending.size, batch))
-            acc = bernoulli_exp_neg_vec(rng, (s.numerator * d[prop]).reshape(-1),
-                                        np.full(prop.size, s.denominator, dtype=np.int64)).reshape(prop.shape)
-            hit = acc.any(axis=1)
-            first = np.argmax(acc, axis=1)
-            out[pending[hit]] = prop[hit, first[hit]]
-            pending = pending[~hit]
+        out = exp_weighted_indices(rng, s, d, m)
         return self.candidates[out]
 
 
