@@ -4,6 +4,7 @@ count over the draws)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -292,3 +293,51 @@ def test_privacy_bounds_read_nan_as_zero_and_infinity_as_the_largest_double() ->
     assert eps[0] == big and eps[1] == 0.0 and eps[2] == 0.0 and math.isclose(eps[3], 1.0, rel_tol=1e-12)
     mu = mu_lower_bound(np.array([0.0, 0.5, math.nan, 0.9]), np.array([0.5, 0.5, 0.5, 0.9]))
     assert mu[0] == big and mu[1] == 0.0 and mu[2] == 0.0 and mu[3] == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 2000), st.integers(1, 4), st.integers(0, 2**32 - 1),
+       st.sampled_from([1e-6, 1.0, 1e6, 1e300]))
+def test_median_and_std_without_nan_are_the_nan_functions(n: int, d: int, seed: int, scale: float) -> None:
+    """The logistic score centres and scales by np.median / np.std when no value is NaN or
+    infinite, in place of np.nanmedian / np.nanstd: the same numbers, bit for bit (columns of
+    both numpy code paths of nanmedian: below and above 600 rows)."""
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.standard_cauchy((n, d)) * 8) / 8 * scale  # ties, huge values (std overflows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert np.array_equal(np.median(x, axis=0), np.nanmedian(x, axis=0), equal_nan=True)
+        assert np.array_equal(np.std(x, axis=0), np.nanstd(x, axis=0), equal_nan=True)
+
+
+def test_declared_losses_in_one_call_are_the_two_calls() -> None:
+    """``declared_losses`` passes both inputs' outputs to ``privacy_loss`` in one call when they
+    are arrays of one kind: each output's value is the one of a call on its own batch; a stub
+    raising NotImplementedError declares nothing; outputs of other kinds are passed per batch."""
+    from verify.audit.scores import LOSS_MEMO, declared_losses
+    from verify.examples import GeometricMechanism, RandomizedResponse, ScalarLaplace
+
+    rng = np.random.default_rng(3)
+    for mech, (x, x2) in ((ScalarLaplace(1.0), (0.0, 1.0)), (RandomizedResponse(1.0), (0, 1)),
+                          (GeometricMechanism(1.0), (0, 1))):
+        yp, yq = mech.sample(x, rng, 300), mech.sample(x2, rng, 200)
+        p = Batch(None, np.zeros(300), yp)
+        q = Batch(None, np.zeros(200), yq)
+        loss = functools.partial(lambda m, a, b, y: m.privacy_loss(y, b, a), mech, x, x2)
+        assert declared_losses(loss, p, q)
+        assert np.array_equal(p.memo[LOSS_MEMO], np.ravel(mech.privacy_loss(yp, x2, x)))
+        assert np.array_equal(q.memo[LOSS_MEMO], np.ravel(mech.privacy_loss(yq, x2, x)))
+
+    def stub(y: object) -> np.ndarray:
+        raise NotImplementedError
+
+    p, q = Batch(None, np.zeros(2), np.zeros(2)), Batch(None, np.zeros(2), np.zeros(2))
+    assert not declared_losses(stub, p, q) and LOSS_MEMO not in p.memo
+    calls: list[int] = []
+
+    def per_output(y: list[float]) -> np.ndarray:
+        calls.append(len(y))
+        return np.array([2.0 * v for v in y])
+
+    p, q = Batch(None, np.zeros(3), [1.0, 2.0, 3.0]), Batch(None, np.zeros(2), [4.0, 5.0])
+    assert declared_losses(per_output, p, q) and calls == [3, 2]  # lists: one call per batch
+    assert np.array_equal(q.memo[LOSS_MEMO], [8.0, 10.0])
