@@ -9,12 +9,15 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import PureDP
 from verify.audit.features import Batch, Layout, missing_pattern, pooled_unique_count
 from verify.audit.regions import (
+    REFINED_TOWARDS,
+    Objective,
     SelectionBounds,
     SortedScores,
     bin_counts,
@@ -24,6 +27,7 @@ from verify.audit.regions import (
 )
 from verify.audit.scores import DENSE_KEYS, fit_scores, lowest_bit_exponent
 from verify.audit.stats import (
+    TOWARDS_WILSON,
     cp_lower,
     cp_lower_above,
     cp_upper,
@@ -243,14 +247,51 @@ def test_selection_bounds_pick_what_every_bound_picks(groups: list[list[tuple[in
         assert j == int(np.argmax(every)) and value == float(every[j])
 
 
+def test_selection_bounds_refine_the_regions_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On threshold regions of two shifted Laplace laws (tails e^-t against e^-(t-1), smooth in t,
+    so many regions are close to the best after the first comparison) the closer lower bounds
+    leave fewer regions to bound exactly, and the choice is that of every region bounded."""
+    import importlib
+
+    stats_module = importlib.import_module("verify.audit.stats")  # the module regions reads
+    regions_module = importlib.import_module("verify.audit.regions")
+    n, gamma = 3000, 1e-5
+    t = np.linspace(-6.0, 6.0, 400)
+    tail = np.where(t > 0, 0.5 * np.exp(-t), 1.0 - 0.5 * np.exp(t))
+    tail_q = np.where(t > 1, 0.5 * np.exp(1.0 - t), 1.0 - 0.5 * np.exp(t - 1.0))
+    groups = [(np.round(tail * n), np.round(tail_q * n)), (np.round(tail * n) + 1, np.round(tail_q * n))]
+    f = PureDP(1.0).tradeoff
+    bounded: list[int] = []
+
+    def counting(k: np.ndarray, m: int, g: float) -> np.ndarray:
+        bounded.append(np.size(k))
+        return cp_upper(k, m, g)
+
+    monkeypatch.setattr(stats_module, "cp_upper", counting)
+    objs: tuple[Objective, ...] = ("eps", "mu", "claim")
+    for obj in objs:
+        counts = []
+        for refine_min in (regions_module.REFINE_MIN, 10**9):  # with and without the closer bounds
+            monkeypatch.setattr(regions_module, "REFINE_MIN", refine_min)
+            bounded.clear()
+            got = SelectionBounds(groups, n, gamma).best(obj, 0.0, f)
+            counts.append(sum(bounded))
+            for (k_null, k_alt), (j, value) in zip(groups, got, strict=True):
+                every = objective_values(obj, cp_upper(k_null, n, gamma), 1.0 - cp_lower(k_alt, n, gamma),
+                                         0.0, f)
+                assert j == int(np.argmax(every)) and value == float(every[j])
+        assert 0 < counts[0] <= counts[1] and (obj != "eps" or counts[0] < counts[1]), counts
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 10**7), st.floats(0.0, 1.0), st.sampled_from([0.25, 1e-2, 1e-5, 1e-9, 1e-15]))
 def test_cheap_bounds_lie_inside_clopper_pearson(n: int, share: float, gamma: float) -> None:
     """cp_upper_below never exceeds the Clopper-Pearson upper bound and cp_lower_above is never
     below the lower bound (k fractional, as the selection's predictions are: 0 or at least 1)."""
     k = np.array([max(share * n, 1.0), math.floor(share * n), 0.0, float(n), max(n - 1.0, 0.0), 1.0])
-    assert np.all(cp_upper_below(k, n, gamma) <= cp_upper(k, n, gamma))
-    assert np.all(cp_lower(k, n, gamma) <= cp_lower_above(k, n, gamma))
+    for towards in (TOWARDS_WILSON, REFINED_TOWARDS, (1.2, 1.05)):  # also beyond Wilson's bound
+        assert np.all(cp_upper_below(k, n, gamma, towards) <= cp_upper(k, n, gamma))
+        assert np.all(cp_lower(k, n, gamma) <= cp_lower_above(k, n, gamma, towards))
 
 
 @settings(max_examples=200, deadline=None)

@@ -359,8 +359,8 @@ def _split(lead: list[Candidate], obj: Objective, gamma: float, delta: float, f:
     a pair that screening shows cannot win no longer halves the level of the one that can. Chosen on
     the selection draws only, so it costs no error budget."""
     best_k, best_v = len(lead), -np.inf
-    if any(c.counts is None for c in lead):
-        return best_k
+    if best_k == 1 or any(c.counts is None for c in lead):
+        return best_k  # (one pair: nothing to split)
     for k in range(1, len(lead) + 1):
         v = max(value_at(c, obj, gamma / k, delta, f) for c in lead[:k])
         if v > best_v:

@@ -149,6 +149,7 @@ def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int =
     pen[0] = 0.0
     thin = x.shape[1] <= THIN_FEATURES
     cols = np.ascontiguousarray(x.T) if thin else x  # the features as rows: each a contiguous run
+    ridge_matrix, jitter = np.diag(pen), 1e-9 * np.eye(x.shape[1])
     for _ in range(iters):
         eta = np.clip(_times(x, w), -30.0, 30.0)
         p = 1.0 / (1.0 + np.exp(-eta))
@@ -162,7 +163,7 @@ def fit_logistic(x: FloatArray, y: FloatArray, ridge: float = 1e-3, iters: int =
         else:
             grad = x.T @ (y - p) - pen * w
             gram = (x * (p * (1.0 - p))[:, None]).T @ x
-        hess = gram + np.diag(pen) + 1e-9 * np.eye(x.shape[1])
+        hess = gram + ridge_matrix + jitter
         step = np.linalg.solve(hess, grad)
         w = w + step
         if np.max(np.abs(step)) < 1e-8:

@@ -102,9 +102,10 @@ def _kl_certified(k: FloatArray, n: int, x: FloatArray, z: float) -> NDArray[np.
     return np.asarray(inside & (2.0 * n * h * (1.0 + rel) + absolute <= z * z), dtype=bool)
 
 
-def cp_upper_below(k: ArrayLike, n: int, gamma: float) -> FloatArray:
+def cp_upper_below(k: ArrayLike, n: int, gamma: float,
+                   towards: tuple[float, ...] = TOWARDS_WILSON) -> FloatArray:
     """A value at most ``cp_upper(k, n, gamma)`` without an incomplete beta function: the first of
-    k / n + t (w - k / n), t in ``TOWARDS_WILSON`` (w Wilson's upper bound), certified below the
+    k / n + t (w - k / n), t in ``towards`` (w Wilson's upper bound), certified below the
     Clopper-Pearson bound U, else floor(k) / n (the same bound at x = floor(k) / n, where H = 0:
     the binomial median), 0 where k >= n (U = 1) or gamma >= 1/2.
     U is where P(Bin(n, x) <= k) falls to gamma, decreasing in x and increasing in k (for real
@@ -121,7 +122,7 @@ def cp_upper_below(k: ArrayLike, n: int, gamma: float) -> FloatArray:
         return np.zeros(kk.shape)
     out = np.where(inner, k0 / n, 0.0)
     todo = inner.copy()
-    for t in TOWARDS_WILSON:
+    for t in towards:
         x = p + t * (w - p)
         ok = todo & (x >= k0 / n) & _kl_certified(k0, n, x, z)
         out = np.where(ok, x, out)
@@ -129,9 +130,10 @@ def cp_upper_below(k: ArrayLike, n: int, gamma: float) -> FloatArray:
     return np.asarray(out, dtype=np.float64)
 
 
-def cp_lower_above(k: ArrayLike, n: int, gamma: float) -> FloatArray:
+def cp_lower_above(k: ArrayLike, n: int, gamma: float,
+                   towards: tuple[float, ...] = TOWARDS_WILSON) -> FloatArray:
     """A value at least ``cp_lower(k, n, gamma)`` without an incomplete beta function: the first of
-    k / n - t (k / n - w), t in ``TOWARDS_WILSON`` (w Wilson's lower bound), certified above the
+    k / n - t (k / n - w), t in ``towards`` (w Wilson's lower bound), certified above the
     Clopper-Pearson bound L, else ceil(k) / n where k <= n (H = 0 there), else 1 (also where
     gamma >= 1/2); 0 where k <= 0 (L = 0). L is where
     P(Bin(n, x) >= k) = 1 - P(Bin(n, x) <= k - 1) rises to gamma, increasing in x and decreasing
@@ -147,7 +149,7 @@ def cp_lower_above(k: ArrayLike, n: int, gamma: float) -> FloatArray:
         return np.asarray(np.where(kk > 0, 1.0, 0.0), dtype=np.float64)
     out = np.where(kk > 0, np.where(inner, k1 / n, 1.0), 0.0)
     todo = inner.copy()
-    for t in TOWARDS_WILSON:
+    for t in towards:
         x = p - t * (p - w)
         ok = todo & (x <= k1 / n) & _kl_certified(k1, n, x, z)
         out = np.where(ok, x, out)
