@@ -112,22 +112,25 @@ def cp_upper_below(k: ArrayLike, n: int, gamma: float,
     k, I_{1-x}(n - k, k + 1)), so x <= U when P(Bin(n, x) <= floor(k)) >= gamma, which for
     x >= floor(k) / n the lower bound of ``_kl_certified`` gives when 2 n H(floor(k) / n, x) <= z^2,
     z = Phi^-1(1 - gamma) > 0 (gamma < 1/2)."""
-    kk = np.asarray(k, dtype=np.float64)
+    kk = np.asarray(k, dtype=np.float64).ravel()  # (shape restored at the end)
     p = kk / n
     inner = kk < n
     z = -float(special.ndtri(gamma))
-    w = wilson_bounds(kk, n, gamma)[1]
-    k0 = np.floor(kk)
     if not z > 0.0:
-        return np.zeros(kk.shape)
+        return np.zeros(np.shape(k))
+    w = _wilson_side(kk, n, gamma, upper=True)
+    k0 = np.floor(kk)
     out = np.where(inner, k0 / n, 0.0)
-    todo = inner.copy()
+    todo = np.flatnonzero(inner)  # the regions not yet certified, each tried at the next share
     for t in towards:
-        x = p + t * (w - p)
-        ok = todo & (x >= k0 / n) & _kl_certified(k0, n, x, z)
-        out = np.where(ok, x, out)
-        todo &= ~ok
-    return np.asarray(out, dtype=np.float64)
+        if not todo.size:
+            break
+        pt, k0t = p[todo], k0[todo]
+        x = pt + t * (w[todo] - pt)
+        ok = (x >= k0t / n) & _kl_certified(k0t, n, x, z)
+        out[todo[ok]] = x[ok]
+        todo = todo[~ok]
+    return np.asarray(out, dtype=np.float64).reshape(np.shape(k))
 
 
 def cp_lower_above(k: ArrayLike, n: int, gamma: float,
@@ -139,22 +142,25 @@ def cp_lower_above(k: ArrayLike, n: int, gamma: float,
     P(Bin(n, x) >= k) = 1 - P(Bin(n, x) <= k - 1) rises to gamma, increasing in x and decreasing
     in k, so x >= L when P(Bin(n, x) <= ceil(k) - 1) <= 1 - gamma, which for x <= ceil(k) / n the
     upper bound of ``_kl_certified`` gives when 2 n H(ceil(k) / n, x) <= z^2."""
-    kk = np.asarray(k, dtype=np.float64)
+    kk = np.asarray(k, dtype=np.float64).ravel()  # (shape restored at the end)
     p = kk / n
     inner = (kk > 0) & (kk <= n)
     z = -float(special.ndtri(gamma))
-    w = wilson_bounds(kk, n, gamma)[0]
-    k1 = np.ceil(kk)
     if not z > 0.0:
-        return np.asarray(np.where(kk > 0, 1.0, 0.0), dtype=np.float64)
+        return np.asarray(np.where(kk > 0, 1.0, 0.0), dtype=np.float64).reshape(np.shape(k))
+    w = _wilson_side(kk, n, gamma, upper=False)
+    k1 = np.ceil(kk)
     out = np.where(kk > 0, np.where(inner, k1 / n, 1.0), 0.0)
-    todo = inner.copy()
+    todo = np.flatnonzero(inner)
     for t in towards:
-        x = p - t * (p - w)
-        ok = todo & (x <= k1 / n) & _kl_certified(k1, n, x, z)
-        out = np.where(ok, x, out)
-        todo &= ~ok
-    return np.asarray(out, dtype=np.float64)
+        if not todo.size:
+            break
+        pt, k1t = p[todo], k1[todo]
+        x = pt - t * (pt - w[todo])
+        ok = (x <= k1t / n) & _kl_certified(k1t, n, x, z)
+        out[todo[ok]] = x[ok]
+        todo = todo[~ok]
+    return np.asarray(out, dtype=np.float64).reshape(np.shape(k))
 
 
 def wilson_bounds(k: ArrayLike, n: ArrayLike, gamma: float) -> tuple[FloatArray, FloatArray]:
@@ -163,15 +169,20 @@ def wilson_bounds(k: ArrayLike, n: ArrayLike, gamma: float) -> tuple[FloatArray,
     is approximate): the adaptive search ranks candidate pairs by it, where no bound is claimed and
     the exact quantiles of Clopper-Pearson would cost most of the time."""
     kk = np.asarray(k, dtype=np.float64)
+    return _wilson_side(kk, n, gamma, upper=False), _wilson_side(kk, n, gamma, upper=True)
+
+
+def _wilson_side(kk: FloatArray, n: ArrayLike, gamma: float, upper: bool) -> FloatArray:
+    """One end of ``wilson_bounds`` (k as a float array)."""
     nn = np.broadcast_to(np.asarray(n, dtype=np.float64), kk.shape)
     z = float(special.ndtri(1.0 - gamma))
     p = kk / nn
     centre = p + z * z / (2 * nn)
     half = z * np.sqrt(p * (1.0 - p) / nn + z * z / (4 * nn * nn))
     scale = 1.0 + z * z / nn
-    lo = np.clip(np.minimum((centre - half) / scale, p), 0.0, 1.0)  # min/max: p inside despite rounding
-    hi = np.clip(np.maximum((centre + half) / scale, p), 0.0, 1.0)
-    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    # min/max: p inside despite rounding
+    end = np.maximum((centre + half) / scale, p) if upper else np.minimum((centre - half) / scale, p)
+    return np.asarray(np.clip(end, 0.0, 1.0), dtype=np.float64)
 
 
 #: Relative inflation of the empirical Bernstein half-width, and relative deflation (inflation) of
