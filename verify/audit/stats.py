@@ -271,24 +271,35 @@ def bisect_level(margin: Callable[[float], float], lo: float = 1e-300, hi: float
     Regula falsi steps (Illinois) in sqrt(-log gamma), in which a Clopper-Pearson bound is nearly
     linear, first close the bracket (last level not refuting, first refuting) to about the
     bisection's resolution; the bisection then evaluates ``margin`` only at the midpoints inside
-    it, or within ``BISECT_GUARD`` of its ends: about 10 evaluations in all instead of 26. Where
-    the first refuting level is below ``RELIABLE_LEVEL``, or a level decided by monotonicity does
-    not refute when evaluated, every step is evaluated (the plain bisection)."""
+    it, or within ``BISECT_GUARD`` of its ends: about 10 evaluations in all instead of 26. A first
+    evaluation at ``PROBE_SHARE`` of ``hi`` that does not refute is the bracket's lower end (no
+    level below it refutes); one that refutes is its upper end, and ``lo`` and ``RELIABLE_LEVEL``
+    are evaluated as the lower end. Where the first refuting level is below ``RELIABLE_LEVEL``, or
+    a level decided by monotonicity does not refute when evaluated, every step is evaluated (the
+    plain bisection)."""
     m_a = margin(hi)
     if not m_a > 0.0:
         return 1.0
-    m_b = margin(lo)
-    if m_b > 0.0:
-        return lo
     g_no, g_yes = lo, hi  # margin(g_no) <= 0 < margin(g_yes)
-    if lo < RELIABLE_LEVEL < hi:
-        m_b = margin(RELIABLE_LEVEL)
+    probe = hi * PROBE_SHARE
+    probed = max(lo, RELIABLE_LEVEL) < probe < hi
+    m_b = margin(probe) if probed else 1.0
+    if m_b > 0.0:
+        if probed:
+            g_yes, m_a = probe, m_b
+        m_b = margin(lo)
         if m_b > 0.0:
-            return _plain_bisection(margin, lo, hi, iters)
-        g_no = RELIABLE_LEVEL
+            return lo
+        if lo < RELIABLE_LEVEL < g_yes:
+            m_b = margin(RELIABLE_LEVEL)
+            if m_b > 0.0:
+                return _plain_bisection(margin, lo, hi, iters)
+            g_no = RELIABLE_LEVEL
+    else:  # no refutation at the probe, above RELIABLE_LEVEL: none below it either (monotone)
+        g_no = probe
     llo, lhi = math.log(lo), math.log(hi)
     # regula falsi in u = sqrt(-log g) (u decreases as g grows): u_a refutes, u_b does not
-    u_a, u_b = math.sqrt(-lhi), math.sqrt(-math.log(g_no))
+    u_a, u_b = math.sqrt(-math.log(g_yes)), math.sqrt(-math.log(g_no))
     resolution = (lhi - llo) / 2.0 ** iters
     side = 0
     inferred = False  # whether the level returned was decided without evaluating margin there
@@ -353,6 +364,10 @@ def _plain_bisection(margin: Callable[[float], float], lo: float, hi: float, ite
 
 #: Regula falsi steps ``bisect_level`` takes before bisecting.
 SECANT_STEPS = 8
+#: ``bisect_level`` first evaluates ``margin`` at this share of its upper end: where the test does
+#: not refute there, no lower level refutes (above ``RELIABLE_LEVEL`` the margin is monotone in
+#: the level), so the levels near 1e-300 and ``RELIABLE_LEVEL`` need no evaluation.
+PROBE_SHARE = 1e-3
 #: Relative distance from the bracket's ends within which ``bisect_level`` evaluates a midpoint
 #: rather than deciding it by monotonicity (a margin against rounding in the special functions,
 #: whose quantiles are monotone in the level to about 1e-15 relative above ``RELIABLE_LEVEL``).
