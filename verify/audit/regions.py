@@ -168,6 +168,7 @@ class SelectionBounds:
         self.done = np.zeros(self.k_null.size, dtype=bool)
         self.full = (sizes <= FIRST_BOUNDS)[self.group]  # regions of small groups: all bounded
         self.a_below, self.b_below = self.a_up.copy(), self.b_up.copy()
+        self.refined = np.zeros(self.k_null.size, dtype=bool)  # closer lower bounds computed
         cheap = ~self.full
         if cheap.any():
             self.a_below[cheap] = stats.cp_upper_below(self.k_null[cheap], n, gamma)
@@ -200,12 +201,14 @@ class SelectionBounds:
         floor = top - 1e-9 * np.abs(top) - 1e-12
         left = np.flatnonzero(~(hope < floor) & ~self.done)  # NaN: computed
         if left.size > REFINE_MIN:
-            # closer lower bounds for the regions left (the larger of two lower bounds is one),
-            # then the same test
-            a_closer = stats.cp_upper_below(self.k_null[left], self.n, self.gamma, REFINED_TOWARDS)
-            b_closer = 1.0 - stats.cp_lower_above(self.k_alt[left], self.n, self.gamma, REFINED_TOWARDS)
-            self.a_below[left] = np.maximum(self.a_below[left], a_closer)
-            self.b_below[left] = np.maximum(self.b_below[left], b_closer)
+            # closer lower bounds for the regions left (the larger of two lower bounds is one;
+            # once per region, whatever the objective), then the same test
+            new = left[~self.refined[left]]
+            a_closer = stats.cp_upper_below(self.k_null[new], self.n, self.gamma, REFINED_TOWARDS)
+            b_closer = 1.0 - stats.cp_lower_above(self.k_alt[new], self.n, self.gamma, REFINED_TOWARDS)
+            self.a_below[new] = np.maximum(self.a_below[new], a_closer)
+            self.b_below[new] = np.maximum(self.b_below[new], b_closer)
+            self.refined[new] = True
             closer = objective_values(obj, self.a_below[left], self.b_below[left], delta, f)
             left = left[~(closer < floor[left])]
         self._compute(left)
