@@ -123,11 +123,11 @@ class RandomizedResponse(Mechanism):
         x = np.asarray(data)
         if x.dtype.kind not in "iuf" or (x.dtype.kind == "f" and not np.array_equal(x, np.round(x))):
             raise ValueError("records must be integers in 0..k-1")
-        bad = (x < 0) | (x >= self.k)
-        if np.any(bad):
+        if x.size and (x.min() < 0 or x.max() >= self.k):
+            bad = (x < 0) | (x >= self.k)
             raise ValueError(f"records must lie in 0..{self.k - 1}; offending values: "
                              f"{np.unique(x[bad])[:5].tolist()}")
-        return x.astype(np.int64)
+        return x.astype(np.int64, copy=False)
 
     def _sample(self, data: ArrayLike, rng: np.random.Generator, m: int) -> NDArray[Any]:
         x = self._records(data)
@@ -178,8 +178,15 @@ class RandomizedResponse(Mechanism):
             yy = yy[None, ...]
         if yy.shape[1:] != x1.shape:
             raise ValueError(f"y must have shape {x1.shape} or (m, *{x1.shape}), got {yy.shape}")
-        diff = self.log_pmf(yy, x1[None, ...]) - self.log_pmf(yy, x2[None, ...])
-        return np.asarray(diff.reshape(diff.shape[0], -1).sum(axis=1), dtype=np.float64)
+        # per record, log_pmf(y_i, x1_i) - log_pmf(y_i, x2_i) is one of three differences of the two
+        # log probabilities, indexed by [y_i == x1_i] - [y_i == x2_i] (0 where y_i equals both
+        # records or neither: keep - keep = other - other = 0)
+        keep, other = self._log_probs
+        steps = np.array([other - keep, 0.0, keep - other])
+        code = (yy == x1[None, ...]).view(np.int8) - (yy == x2[None, ...]).view(np.int8)
+        diff = steps[(code + 1).reshape(code.shape[0], -1)]
+        # one record: its term is the sum (no step is -0.0, which a sum would make +0.0)
+        return np.asarray(diff[:, 0] if diff.shape[1] == 1 else diff.sum(axis=1), dtype=np.float64)
 
     def estimate_counts(self, reports: ArrayLike) -> FloatArray:
         """Unbiased estimate of the true category counts from n reports:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -112,6 +112,12 @@ def rational_up(name: str, expr: Any) -> Fraction:
     return Fraction(to_float_up(name, expr))
 
 
+#: ``privacy_loss`` keeps the query values of inputs of at most this many numbers, of the last
+#: ``KEPT_VALUES`` inputs.
+KEPT_VALUES_SIZE = 64
+KEPT_VALUES = 8
+
+
 @dataclass(frozen=True, repr=False)
 class AdditiveMechanism(Mechanism):
     """q(D) + noise; ``scale`` is the noise parameter (sympy, symbolic until bound)."""
@@ -189,6 +195,29 @@ class AdditiveMechanism(Mechanism):
     def _values(self, data: ArrayLike) -> FloatArray:
         return self.query(data)
 
+    @cached_property
+    def _kept_values(self) -> dict[tuple[str, tuple[int, ...], bytes], FloatArray]:
+        """Query values of small inputs already validated (``_loss_values``), by dtype, shape and bytes."""
+        return {}
+
+    def _loss_values(self, data: ArrayLike) -> FloatArray:
+        """``_values(data)`` (validated query values), kept for numeric arrays of at most
+        ``KEPT_VALUES_SIZE`` numbers (the last ``KEPT_VALUES`` inputs): ``privacy_loss`` is evaluated
+        on the same neighbouring inputs many times (an audit's batches), and the query's validation
+        costs more than the values. The query is a function of the data, so a kept value is the
+        value; the arrays kept are read-only copies."""
+        if not (isinstance(data, np.ndarray) and data.dtype.kind in "iuf" and data.size <= KEPT_VALUES_SIZE):
+            return self._values(data)
+        key = (data.dtype.str, data.shape, data.tobytes())
+        kept = self._kept_values.get(key)
+        if kept is None:
+            kept = np.array(self._values(data), dtype=np.float64)
+            kept.flags.writeable = False
+            if len(self._kept_values) >= KEPT_VALUES:
+                self._kept_values.clear()
+            self._kept_values[key] = kept
+        return kept
+
     def _noise(self, rng: np.random.Generator, shape: tuple[int, int]) -> NDArray[Any]:
         raise NotImplementedError
 
@@ -205,7 +234,7 @@ class AdditiveMechanism(Mechanism):
         """log p_data(y) - log p_data2(y) for outputs y stacked on axis 0 (or a single output)."""
         shape = self.output.shape
         arr = self._validate_pair(y, shape).reshape(-1, max(1, math.prod(shape)))
-        f1, f2 = self._values(data), self._values(data2)
+        f1, f2 = self._loss_values(data), self._loss_values(data2)
         return self._log_density(arr - f1[None, :]) - self._log_density(arr - f2[None, :])
 
 

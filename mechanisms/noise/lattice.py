@@ -183,8 +183,8 @@ class _Continuous(AdditiveMechanism):
         arr = self._validate_pair(y, shape).reshape(-1, max(1, math.prod(shape)))
         e = self._lattice[0]
         n = np.ldexp(arr, -e)
-        r1 = to_lattice(self._values(data), e).astype(np.float64)
-        r2 = to_lattice(self._values(data2), e).astype(np.float64)
+        r1 = to_lattice(self._loss_values(data), e).astype(np.float64)
+        r2 = to_lattice(self._loss_values(data2), e).astype(np.float64)
         return self._lattice_log_pmf(n - r1[None, :]) - self._lattice_log_pmf(n - r2[None, :])
 
     # calibration -------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ them with probability 1e-3; the seeds are fixed, so the outcome is deterministic
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -328,3 +329,32 @@ def test_privacy_loss_shape_errors_and_explain() -> None:
     text = Gaussian.calibrated(Mean(Domain(lo_, hi_, n=n_)), GDP(1.0)).explain()
     assert "not yet numeric" in text and "Delta_2" in text
     assert "f-DP with f = Laplace(eps=1.33333)" in m.explain()  # Delta_1 = 2/3, b = 1/2
+
+
+def test_privacy_loss_keeps_query_values_of_small_inputs_only_as_they_are() -> None:
+    """privacy_loss reads the query values of small inputs it has seen from a bounded memo: the
+    losses are those of a fresh mechanism, an input changed in place gets its own values, and the
+    memo holds at most KEPT_VALUES read-only arrays."""
+    from mechanisms import CustomQuery
+    from mechanisms.noise.additive import KEPT_VALUES, KEPT_VALUES_SIZE
+
+    q = CustomQuery(Domain(-10, 10), lambda x: np.sum(x, keepdims=True), 1, l1=1)
+    for mech in (Laplace.calibrated(q, PureDP(1.0)), DiscreteLaplace.calibrated(q, PureDP(1.0))):
+        y = mech.sample(np.array([0.0]), np.random.default_rng(0), 50)
+        x, x2 = np.array([0.0]), np.array([1.0])
+        first = mech.privacy_loss(y, x, x2)
+        assert np.array_equal(mech.privacy_loss(y, x, x2), first)
+        fresh = dataclasses.replace(mech)  # a new instance, nothing kept
+        assert np.array_equal(fresh.privacy_loss(y, x, x2), first)
+        x[0] = 2.0  # changed in place: a new input
+        assert np.array_equal(mech.privacy_loss(y, x, x2), fresh.privacy_loss(y, np.array([2.0]), x2))
+        for v in range(3 * KEPT_VALUES):
+            mech.privacy_loss(y, np.array([float(v % 10)]), x2)
+        kept = mech.__dict__["_kept_values"]
+        assert 0 < len(kept) <= KEPT_VALUES and not any(a.flags.writeable for a in kept.values())
+        kept.clear()
+        big = np.zeros(KEPT_VALUES_SIZE + 1)  # larger inputs are not kept
+        assert np.array_equal(mech.privacy_loss(y, big, x2), fresh.privacy_loss(y, np.array([0.0]), x2))
+        assert len(kept) == 1  # x2 only
+        with pytest.raises(ValueError, match="outside"):
+            mech.privacy_loss(y, np.array([11.0]), x2)  # (and still validated)

@@ -61,6 +61,23 @@ def test_randomized_response_records_and_loss() -> None:
         m.sample([0, 3], np.random.default_rng(0))
 
 
+@pytest.mark.parametrize(("k", "eps"), [(2, 1.0), (3, 0.5), (5, 2.0), (2, 0.0), (4, 1e-9)])
+def test_randomized_response_loss_is_the_sum_of_log_pmf_differences(k: int, eps: float) -> None:
+    """privacy_loss is sum_i log_pmf(y_i, x_i) - log_pmf(y_i, x2_i), bit for bit, for records of
+    every shape (one record: its term alone), records equal and different, one output or a stack."""
+    m = RandomizedResponse(k=k, eps=eps)
+    rng = np.random.default_rng(k)
+    for shape in ((), (1,), (3,), (2, 2)):
+        x, x2 = rng.integers(0, k, shape), rng.integers(0, k, shape)
+        y = m.sample(x, rng, size=300)
+        terms = m.log_pmf(y, x[None, ...]) - m.log_pmf(y, x2[None, ...])
+        want = terms.reshape(300, -1).sum(axis=1)
+        assert np.array_equal(m.privacy_loss(y, x, x2), want)
+        assert np.array_equal(m.privacy_loss(y[0], x, x2), want[:1])
+    with pytest.raises(ValueError, match=r"0\.\.1"):
+        RandomizedResponse(k=2, eps=1.0).privacy_loss(np.array([0, 2]), 0, 1)
+
+
 def test_randomized_response_debiasing() -> None:
     m = RandomizedResponse(k=3, eps=1.0)
     x = np.repeat([0, 1, 2], [600, 300, 100])

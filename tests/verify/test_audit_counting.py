@@ -4,16 +4,20 @@ count over the draws)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import PureDP
 from verify.audit.features import Batch, Layout, missing_pattern, pooled_unique_count
 from verify.audit.regions import (
+    REFINED_TOWARDS,
+    Objective,
     SelectionBounds,
     SortedScores,
     bin_counts,
@@ -23,6 +27,7 @@ from verify.audit.regions import (
 )
 from verify.audit.scores import DENSE_KEYS, fit_scores, lowest_bit_exponent
 from verify.audit.stats import (
+    TOWARDS_WILSON,
     cp_lower,
     cp_lower_above,
     cp_upper,
@@ -242,14 +247,51 @@ def test_selection_bounds_pick_what_every_bound_picks(groups: list[list[tuple[in
         assert j == int(np.argmax(every)) and value == float(every[j])
 
 
+def test_selection_bounds_refine_the_regions_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On threshold regions of two shifted Laplace laws (tails e^-t against e^-(t-1), smooth in t,
+    so many regions are close to the best after the first comparison) the closer lower bounds
+    leave fewer regions to bound exactly, and the choice is that of every region bounded."""
+    import importlib
+
+    stats_module = importlib.import_module("verify.audit.stats")  # the module regions reads
+    regions_module = importlib.import_module("verify.audit.regions")
+    n, gamma = 3000, 1e-5
+    t = np.linspace(-6.0, 6.0, 400)
+    tail = np.where(t > 0, 0.5 * np.exp(-t), 1.0 - 0.5 * np.exp(t))
+    tail_q = np.where(t > 1, 0.5 * np.exp(1.0 - t), 1.0 - 0.5 * np.exp(t - 1.0))
+    groups = [(np.round(tail * n), np.round(tail_q * n)), (np.round(tail * n) + 1, np.round(tail_q * n))]
+    f = PureDP(1.0).tradeoff
+    bounded: list[int] = []
+
+    def counting(k: np.ndarray, m: int, g: float) -> np.ndarray:
+        bounded.append(np.size(k))
+        return cp_upper(k, m, g)
+
+    monkeypatch.setattr(stats_module, "cp_upper", counting)
+    objs: tuple[Objective, ...] = ("eps", "mu", "claim")
+    for obj in objs:
+        counts = []
+        for refine_min in (regions_module.REFINE_MIN, 10**9):  # with and without the closer bounds
+            monkeypatch.setattr(regions_module, "REFINE_MIN", refine_min)
+            bounded.clear()
+            got = SelectionBounds(groups, n, gamma).best(obj, 0.0, f)
+            counts.append(sum(bounded))
+            for (k_null, k_alt), (j, value) in zip(groups, got, strict=True):
+                every = objective_values(obj, cp_upper(k_null, n, gamma), 1.0 - cp_lower(k_alt, n, gamma),
+                                         0.0, f)
+                assert j == int(np.argmax(every)) and value == float(every[j])
+        assert 0 < counts[0] <= counts[1] and (obj != "eps" or counts[0] < counts[1]), counts
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 10**7), st.floats(0.0, 1.0), st.sampled_from([0.25, 1e-2, 1e-5, 1e-9, 1e-15]))
 def test_cheap_bounds_lie_inside_clopper_pearson(n: int, share: float, gamma: float) -> None:
     """cp_upper_below never exceeds the Clopper-Pearson upper bound and cp_lower_above is never
     below the lower bound (k fractional, as the selection's predictions are: 0 or at least 1)."""
     k = np.array([max(share * n, 1.0), math.floor(share * n), 0.0, float(n), max(n - 1.0, 0.0), 1.0])
-    assert np.all(cp_upper_below(k, n, gamma) <= cp_upper(k, n, gamma))
-    assert np.all(cp_lower(k, n, gamma) <= cp_lower_above(k, n, gamma))
+    for towards in (TOWARDS_WILSON, REFINED_TOWARDS, (1.2, 1.05)):  # also beyond Wilson's bound
+        assert np.all(cp_upper_below(k, n, gamma, towards) <= cp_upper(k, n, gamma))
+        assert np.all(cp_lower(k, n, gamma) <= cp_lower_above(k, n, gamma, towards))
 
 
 @settings(max_examples=200, deadline=None)
@@ -292,3 +334,51 @@ def test_privacy_bounds_read_nan_as_zero_and_infinity_as_the_largest_double() ->
     assert eps[0] == big and eps[1] == 0.0 and eps[2] == 0.0 and math.isclose(eps[3], 1.0, rel_tol=1e-12)
     mu = mu_lower_bound(np.array([0.0, 0.5, math.nan, 0.9]), np.array([0.5, 0.5, 0.5, 0.9]))
     assert mu[0] == big and mu[1] == 0.0 and mu[2] == 0.0 and mu[3] == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 2000), st.integers(1, 4), st.integers(0, 2**32 - 1),
+       st.sampled_from([1e-6, 1.0, 1e6, 1e300]))
+def test_median_and_std_without_nan_are_the_nan_functions(n: int, d: int, seed: int, scale: float) -> None:
+    """The logistic score centres and scales by np.median / np.std when no value is NaN or
+    infinite, in place of np.nanmedian / np.nanstd: the same numbers, bit for bit (columns of
+    both numpy code paths of nanmedian: below and above 600 rows)."""
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.standard_cauchy((n, d)) * 8) / 8 * scale  # ties, huge values (std overflows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert np.array_equal(np.median(x, axis=0), np.nanmedian(x, axis=0), equal_nan=True)
+        assert np.array_equal(np.std(x, axis=0), np.nanstd(x, axis=0), equal_nan=True)
+
+
+def test_declared_losses_in_one_call_are_the_two_calls() -> None:
+    """``declared_losses`` passes both inputs' outputs to ``privacy_loss`` in one call when they
+    are arrays of one kind: each output's value is the one of a call on its own batch; a stub
+    raising NotImplementedError declares nothing; outputs of other kinds are passed per batch."""
+    from verify.audit.scores import LOSS_MEMO, declared_losses
+    from verify.examples import GeometricMechanism, RandomizedResponse, ScalarLaplace
+
+    rng = np.random.default_rng(3)
+    for mech, (x, x2) in ((ScalarLaplace(1.0), (0.0, 1.0)), (RandomizedResponse(1.0), (0, 1)),
+                          (GeometricMechanism(1.0), (0, 1))):
+        yp, yq = mech.sample(x, rng, 300), mech.sample(x2, rng, 200)
+        p = Batch(None, np.zeros(300), yp)
+        q = Batch(None, np.zeros(200), yq)
+        loss = functools.partial(lambda m, a, b, y: m.privacy_loss(y, b, a), mech, x, x2)
+        assert declared_losses(loss, p, q)
+        assert np.array_equal(p.memo[LOSS_MEMO], np.ravel(mech.privacy_loss(yp, x2, x)))
+        assert np.array_equal(q.memo[LOSS_MEMO], np.ravel(mech.privacy_loss(yq, x2, x)))
+
+    def stub(y: object) -> np.ndarray:
+        raise NotImplementedError
+
+    p, q = Batch(None, np.zeros(2), np.zeros(2)), Batch(None, np.zeros(2), np.zeros(2))
+    assert not declared_losses(stub, p, q) and LOSS_MEMO not in p.memo
+    calls: list[int] = []
+
+    def per_output(y: list[float]) -> np.ndarray:
+        calls.append(len(y))
+        return np.array([2.0 * v for v in y])
+
+    p, q = Batch(None, np.zeros(3), [1.0, 2.0, 3.0]), Batch(None, np.zeros(2), [4.0, 5.0])
+    assert declared_losses(per_output, p, q) and calls == [3, 2]  # lists: one call per batch
+    assert np.array_equal(q.memo[LOSS_MEMO], [8.0, 10.0])

@@ -15,7 +15,7 @@ from scipy import special
 from scipy import stats as sps
 
 from accountant import GDP, PureDP
-from verify.audit.stats import bisect_level, cp_lower, cp_upper
+from verify.audit.stats import PROBE_SHARE, bisect_level, cp_lower, cp_upper
 
 
 def plain_bisection(refutes: Callable[[float], bool], lo: float = 1e-300, hi: float = 0.5,
@@ -63,8 +63,9 @@ def test_bisect_level_is_the_plain_bisection(n: int, null_share: float, alt_shar
 
 
 def test_bisect_level_evaluates_fewer_levels() -> None:
-    """On refuting boxes whose level lies between 1e-200 and 1/2, at most 16 evaluations each and
-    at most 13 on average (the plain bisection takes 26)."""
+    """On refuting boxes whose level lies between 1e-200 and 1/2, at most 18 evaluations each and
+    at most 13 on average (the plain bisection takes 26); at most 10 where the level is above the
+    probe (hi * PROBE_SHARE), whose evaluation then spares those at 1e-300 and RELIABLE_LEVEL."""
     rng = np.random.default_rng(3)
     f = PureDP(1.0).tradeoff
     counts: list[int] = []
@@ -76,7 +77,16 @@ def test_bisect_level_evaluates_fewer_levels() -> None:
         level = bisect_level(box_margin(k_null, k_alt, n, f, calls))
         if 1e-200 < level < 1.0:
             counts.append(len(calls))
-    assert max(counts) <= 16 and np.mean(counts) <= 13
+            assert level <= 0.5 * PROBE_SHARE or len(calls) <= 10
+    assert max(counts) <= 18 and np.mean(counts) <= 13
+    shallow: list[int] = []
+    for k_alt in range(2000, 3000, 40):  # levels above the probe: PureDP(1) nearly refuted
+        calls = []
+        level = bisect_level(box_margin(1000, k_alt, 7000, f, calls))
+        if 0.5 * PROBE_SHARE < level < 1.0:
+            shallow.append(len(calls))
+            assert 1e-200 not in calls and 1e-300 not in calls
+    assert shallow and max(shallow) <= 10
 
 
 @given(st.floats(-690.0, -0.7))

@@ -77,7 +77,7 @@ from .regions import (
 from .renyi import claimed_renyi, gdp_mu_lower, rho_lower_bound
 from .reports import AuditReport, Finding, TestPoint
 from .sampling import Progress, Sampler, follows_seed, make_tasks, root_seed, sampling_mode, split_draws
-from .scores import FAMILIES, Family, Score, fit_scores
+from .scores import FAMILIES, Family, Score, declared_losses, fit_scores
 from .streaming import ChosenTests, count_evaluation
 
 #: Regions are chosen by the bound they would give at this multiple of the evaluation level: a
@@ -300,6 +300,8 @@ def _screen(chunks_p: list[Output], chunks_q: list[Output], n: int, pair: int,
     bound) by Wilson's approximate ones on EXPLORE_THRESHOLDS thresholds per score, far cheaper."""
     layout, bp, bq = Layout.fit(chunks_p, chunks_q, n)
     discrete = is_discrete(bp, bq)
+    if loss is not None and not declared_losses(loss, bp, bq):
+        loss = None  # a stub: no closed-form density
     fit_p, pick_p = halves(bp)
     fit_q, pick_q = halves(bq)
     scores = fit_scores(fit_p, fit_q, privacy_loss=loss, discrete=discrete, rng=fit_rng,
@@ -357,8 +359,8 @@ def _split(lead: list[Candidate], obj: Objective, gamma: float, delta: float, f:
     a pair that screening shows cannot win no longer halves the level of the one that can. Chosen on
     the selection draws only, so it costs no error budget."""
     best_k, best_v = len(lead), -np.inf
-    if any(c.counts is None for c in lead):
-        return best_k
+    if best_k == 1 or any(c.counts is None for c in lead):
+        return best_k  # (one pair: nothing to split)
     for k in range(1, len(lead) + 1):
         v = max(value_at(c, obj, gamma / k, delta, f) for c in lead[:k])
         if v > best_v:

@@ -102,57 +102,65 @@ def _kl_certified(k: FloatArray, n: int, x: FloatArray, z: float) -> NDArray[np.
     return np.asarray(inside & (2.0 * n * h * (1.0 + rel) + absolute <= z * z), dtype=bool)
 
 
-def cp_upper_below(k: ArrayLike, n: int, gamma: float) -> FloatArray:
+def cp_upper_below(k: ArrayLike, n: int, gamma: float,
+                   towards: tuple[float, ...] = TOWARDS_WILSON) -> FloatArray:
     """A value at most ``cp_upper(k, n, gamma)`` without an incomplete beta function: the first of
-    k / n + t (w - k / n), t in ``TOWARDS_WILSON`` (w Wilson's upper bound), certified below the
+    k / n + t (w - k / n), t in ``towards`` (w Wilson's upper bound), certified below the
     Clopper-Pearson bound U, else floor(k) / n (the same bound at x = floor(k) / n, where H = 0:
     the binomial median), 0 where k >= n (U = 1) or gamma >= 1/2.
     U is where P(Bin(n, x) <= k) falls to gamma, decreasing in x and increasing in k (for real
     k, I_{1-x}(n - k, k + 1)), so x <= U when P(Bin(n, x) <= floor(k)) >= gamma, which for
     x >= floor(k) / n the lower bound of ``_kl_certified`` gives when 2 n H(floor(k) / n, x) <= z^2,
     z = Phi^-1(1 - gamma) > 0 (gamma < 1/2)."""
-    kk = np.asarray(k, dtype=np.float64)
+    kk = np.asarray(k, dtype=np.float64).ravel()  # (shape restored at the end)
     p = kk / n
     inner = kk < n
     z = -float(special.ndtri(gamma))
-    w = wilson_bounds(kk, n, gamma)[1]
-    k0 = np.floor(kk)
     if not z > 0.0:
-        return np.zeros(kk.shape)
+        return np.zeros(np.shape(k))
+    w = _wilson_side(kk, n, gamma, upper=True)
+    k0 = np.floor(kk)
     out = np.where(inner, k0 / n, 0.0)
-    todo = inner.copy()
-    for t in TOWARDS_WILSON:
-        x = p + t * (w - p)
-        ok = todo & (x >= k0 / n) & _kl_certified(k0, n, x, z)
-        out = np.where(ok, x, out)
-        todo &= ~ok
-    return np.asarray(out, dtype=np.float64)
+    todo = np.flatnonzero(inner)  # the regions not yet certified, each tried at the next share
+    for t in towards:
+        if not todo.size:
+            break
+        pt, k0t = p[todo], k0[todo]
+        x = pt + t * (w[todo] - pt)
+        ok = (x >= k0t / n) & _kl_certified(k0t, n, x, z)
+        out[todo[ok]] = x[ok]
+        todo = todo[~ok]
+    return np.asarray(out, dtype=np.float64).reshape(np.shape(k))
 
 
-def cp_lower_above(k: ArrayLike, n: int, gamma: float) -> FloatArray:
+def cp_lower_above(k: ArrayLike, n: int, gamma: float,
+                   towards: tuple[float, ...] = TOWARDS_WILSON) -> FloatArray:
     """A value at least ``cp_lower(k, n, gamma)`` without an incomplete beta function: the first of
-    k / n - t (k / n - w), t in ``TOWARDS_WILSON`` (w Wilson's lower bound), certified above the
+    k / n - t (k / n - w), t in ``towards`` (w Wilson's lower bound), certified above the
     Clopper-Pearson bound L, else ceil(k) / n where k <= n (H = 0 there), else 1 (also where
     gamma >= 1/2); 0 where k <= 0 (L = 0). L is where
     P(Bin(n, x) >= k) = 1 - P(Bin(n, x) <= k - 1) rises to gamma, increasing in x and decreasing
     in k, so x >= L when P(Bin(n, x) <= ceil(k) - 1) <= 1 - gamma, which for x <= ceil(k) / n the
     upper bound of ``_kl_certified`` gives when 2 n H(ceil(k) / n, x) <= z^2."""
-    kk = np.asarray(k, dtype=np.float64)
+    kk = np.asarray(k, dtype=np.float64).ravel()  # (shape restored at the end)
     p = kk / n
     inner = (kk > 0) & (kk <= n)
     z = -float(special.ndtri(gamma))
-    w = wilson_bounds(kk, n, gamma)[0]
-    k1 = np.ceil(kk)
     if not z > 0.0:
-        return np.asarray(np.where(kk > 0, 1.0, 0.0), dtype=np.float64)
+        return np.asarray(np.where(kk > 0, 1.0, 0.0), dtype=np.float64).reshape(np.shape(k))
+    w = _wilson_side(kk, n, gamma, upper=False)
+    k1 = np.ceil(kk)
     out = np.where(kk > 0, np.where(inner, k1 / n, 1.0), 0.0)
-    todo = inner.copy()
-    for t in TOWARDS_WILSON:
-        x = p - t * (p - w)
-        ok = todo & (x <= k1 / n) & _kl_certified(k1, n, x, z)
-        out = np.where(ok, x, out)
-        todo &= ~ok
-    return np.asarray(out, dtype=np.float64)
+    todo = np.flatnonzero(inner)
+    for t in towards:
+        if not todo.size:
+            break
+        pt, k1t = p[todo], k1[todo]
+        x = pt - t * (pt - w[todo])
+        ok = (x <= k1t / n) & _kl_certified(k1t, n, x, z)
+        out[todo[ok]] = x[ok]
+        todo = todo[~ok]
+    return np.asarray(out, dtype=np.float64).reshape(np.shape(k))
 
 
 def wilson_bounds(k: ArrayLike, n: ArrayLike, gamma: float) -> tuple[FloatArray, FloatArray]:
@@ -161,15 +169,20 @@ def wilson_bounds(k: ArrayLike, n: ArrayLike, gamma: float) -> tuple[FloatArray,
     is approximate): the adaptive search ranks candidate pairs by it, where no bound is claimed and
     the exact quantiles of Clopper-Pearson would cost most of the time."""
     kk = np.asarray(k, dtype=np.float64)
+    return _wilson_side(kk, n, gamma, upper=False), _wilson_side(kk, n, gamma, upper=True)
+
+
+def _wilson_side(kk: FloatArray, n: ArrayLike, gamma: float, upper: bool) -> FloatArray:
+    """One end of ``wilson_bounds`` (k as a float array)."""
     nn = np.broadcast_to(np.asarray(n, dtype=np.float64), kk.shape)
     z = float(special.ndtri(1.0 - gamma))
     p = kk / nn
     centre = p + z * z / (2 * nn)
     half = z * np.sqrt(p * (1.0 - p) / nn + z * z / (4 * nn * nn))
     scale = 1.0 + z * z / nn
-    lo = np.clip(np.minimum((centre - half) / scale, p), 0.0, 1.0)  # min/max: p inside despite rounding
-    hi = np.clip(np.maximum((centre + half) / scale, p), 0.0, 1.0)
-    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    # min/max: p inside despite rounding
+    end = np.maximum((centre + half) / scale, p) if upper else np.minimum((centre - half) / scale, p)
+    return np.asarray(np.clip(end, 0.0, 1.0), dtype=np.float64)
 
 
 #: Relative inflation of the empirical Bernstein half-width, and relative deflation (inflation) of
@@ -258,24 +271,35 @@ def bisect_level(margin: Callable[[float], float], lo: float = 1e-300, hi: float
     Regula falsi steps (Illinois) in sqrt(-log gamma), in which a Clopper-Pearson bound is nearly
     linear, first close the bracket (last level not refuting, first refuting) to about the
     bisection's resolution; the bisection then evaluates ``margin`` only at the midpoints inside
-    it, or within ``BISECT_GUARD`` of its ends: about 10 evaluations in all instead of 26. Where
-    the first refuting level is below ``RELIABLE_LEVEL``, or a level decided by monotonicity does
-    not refute when evaluated, every step is evaluated (the plain bisection)."""
+    it, or within ``BISECT_GUARD`` of its ends: about 10 evaluations in all instead of 26. A first
+    evaluation at ``PROBE_SHARE`` of ``hi`` that does not refute is the bracket's lower end (no
+    level below it refutes); one that refutes is its upper end, and ``lo`` and ``RELIABLE_LEVEL``
+    are evaluated as the lower end. Where the first refuting level is below ``RELIABLE_LEVEL``, or
+    a level decided by monotonicity does not refute when evaluated, every step is evaluated (the
+    plain bisection)."""
     m_a = margin(hi)
     if not m_a > 0.0:
         return 1.0
-    m_b = margin(lo)
-    if m_b > 0.0:
-        return lo
     g_no, g_yes = lo, hi  # margin(g_no) <= 0 < margin(g_yes)
-    if lo < RELIABLE_LEVEL < hi:
-        m_b = margin(RELIABLE_LEVEL)
+    probe = hi * PROBE_SHARE
+    probed = max(lo, RELIABLE_LEVEL) < probe < hi
+    m_b = margin(probe) if probed else 1.0
+    if m_b > 0.0:
+        if probed:
+            g_yes, m_a = probe, m_b
+        m_b = margin(lo)
         if m_b > 0.0:
-            return _plain_bisection(margin, lo, hi, iters)
-        g_no = RELIABLE_LEVEL
+            return lo
+        if lo < RELIABLE_LEVEL < g_yes:
+            m_b = margin(RELIABLE_LEVEL)
+            if m_b > 0.0:
+                return _plain_bisection(margin, lo, hi, iters)
+            g_no = RELIABLE_LEVEL
+    else:  # no refutation at the probe, above RELIABLE_LEVEL: none below it either (monotone)
+        g_no = probe
     llo, lhi = math.log(lo), math.log(hi)
     # regula falsi in u = sqrt(-log g) (u decreases as g grows): u_a refutes, u_b does not
-    u_a, u_b = math.sqrt(-lhi), math.sqrt(-math.log(g_no))
+    u_a, u_b = math.sqrt(-math.log(g_yes)), math.sqrt(-math.log(g_no))
     resolution = (lhi - llo) / 2.0 ** iters
     side = 0
     inferred = False  # whether the level returned was decided without evaluating margin there
@@ -340,6 +364,10 @@ def _plain_bisection(margin: Callable[[float], float], lo: float, hi: float, ite
 
 #: Regula falsi steps ``bisect_level`` takes before bisecting.
 SECANT_STEPS = 8
+#: ``bisect_level`` first evaluates ``margin`` at this share of its upper end: where the test does
+#: not refute there, no lower level refutes (above ``RELIABLE_LEVEL`` the margin is monotone in
+#: the level), so the levels near 1e-300 and ``RELIABLE_LEVEL`` need no evaluation.
+PROBE_SHARE = 1e-3
 #: Relative distance from the bracket's ends within which ``bisect_level`` evaluates a midpoint
 #: rather than deciding it by monotonicity (a margin against rounding in the special functions,
 #: whose quantiles are monotone in the level to about 1e-15 relative above ``RELIABLE_LEVEL``).
