@@ -141,9 +141,27 @@ def node_values(x: FloatArray, pn: FloatArray, nodes: FloatArray,
             4.0 * (n + 4) * math.ulp(0.0))
 
 
+#: ``node_exponentials`` keeps the longest array it computed for each of this many grid widths
+#: (the optimistic construction asks for the same width twice per level of a composition)
+EXPONENTIALS_KEPT = 4
+#: ... when it has at most this many entries
+EXPONENTIALS_MAX = 2 ** 18
+_exponentials: dict[float, FloatArray] = {}
+
+
 def node_exponentials(size: int, h: float) -> tuple[FloatArray, float]:
-    """e^{i h} for i < size and a bound xi on their relative error: computed in long double
-    (argument within u_ext i h, expl within 1 ulp) and rounded to double (u)."""
-    ld = np.arange(size, dtype=np.longdouble) * np.longdouble(h)
-    xs = np.asarray(np.exp(ld).astype(np.float64), dtype=np.float64)
-    return xs, (UNIT_ROUNDOFF + EPS_EXT * (size * h + 4.0)) * 1.01
+    """e^{i h} for i < size (read-only) and a bound xi on their relative error: computed in long
+    double (argument within u_ext i h, expl within 1 ulp) and rounded to double (u). Each entry is
+    computed alone, so the first ``size`` entries of a longer array kept for the same h are the
+    same doubles."""
+    kept = _exponentials.get(h)
+    if kept is None or kept.size < size:
+        ld = np.arange(size, dtype=np.longdouble) * np.longdouble(h)
+        kept = np.asarray(np.exp(ld).astype(np.float64), dtype=np.float64)
+        kept.flags.writeable = False
+        if size <= EXPONENTIALS_MAX:
+            _exponentials.pop(h, None)
+            while len(_exponentials) >= EXPONENTIALS_KEPT:
+                del _exponentials[next(iter(_exponentials))]
+            _exponentials[h] = kept
+    return kept[:size], (UNIT_ROUNDOFF + EPS_EXT * (size * h + 4.0)) * 1.01

@@ -1,5 +1,7 @@
 """Convolution of grid laws: FFT products with a certified round-off bound, split into slices where
-the bound would exceed its budget, and direct convolution of small laws.
+the bound would exceed its budget, and direct convolution of small laws; a square whose far tail is
+most of its length reads the tail's products with itself on blocks, moved up (pessimistic) or down
+(optimistic) (``far_tail_square``).
 """
 
 from __future__ import annotations
@@ -264,9 +266,69 @@ def _split_conv(a: FloatArray, b: FloatArray | None, n: int, refine_above: float
     return out, rel, l1 + rem_l1, noise
 
 
+#: A square's far tail (``far_tail_square``) starts after its last entry of at least FAR_LEVEL times
+#: its largest, and is split off only where it holds at least FAR_SHARE of the entries (and at
+#: least FAR_MIN of them): there its products with itself are read on blocks of FAR_BLOCK positions.
+FAR_LEVEL = 2.0 ** -30
+FAR_SHARE = 0.5
+FAR_MIN = 4096
+FAR_BLOCK = 16
+
+
+def far_tail_square(a: FloatArray, n: int, direct_limit: int, budget: float, refine: bool,
+                    max_slices: int, up: bool) -> tuple[FloatArray, float, float, float] | None:
+    """The square of a non-negative array a with a far tail (``FAR_LEVEL``), or None where it has
+    none: with A1 = a before position P (the far tail's start) and A2 = a from P on,
+    a * a = A1 * A1 + 2 A1 * A2 + A2 * A2, each product by ``fft_conv`` (A1 * A1 and A1 * A2 are
+    as long as the bulk and the whole array, not twice the whole: the FFTs are about half as long),
+    and A2 * A2 read on blocks of FAR_BLOCK positions: each entry of A2 is moved to the top of
+    its block (``up``: blocks counted from the last position) or to its bottom (blocks counted
+    from P), so every product of two far-tail entries moves up (down) by less than 2 FAR_BLOCK
+    positions, and A2 * A2 is the square of the block sums, placed at the blocks' places.
+
+    So this is M(a * a), M a move of the products of pairs of far-tail positions: up, for a
+    pessimistic law, whose exact law then becomes M(A * A) for the exact A, which dominates A * A
+    (``accountant.pld.grid``, fact 2), with the same error algebra (``convolve``): M moves each
+    pair by a map non-decreasing in each position, so the positions whose moved sum is at least
+    l form, for each position i of one factor, a tail set of the other's, whose start does not
+    increase with i, and the tail-relative and cross-term bounds hold as for A * A. Down, for an
+    optimistic law: its profile only falls (fact 2; its total mass is kept), which keeps its
+    one-sided bounds (fact 4). The positions stay within [0, n): the blocks' tops are at most
+    the last position, their bottoms at least P. Errors: |out - M(a * a)| <= rel M(a * a) + e,
+    |e|_1 <= l1, with the pieces' rel (the block sums, non-negative, within ``sum_rounding`` of
+    theirs, add twice it), their l1 (twice A1 * A2's) and the two additions' roundings (u of
+    each sum: 2 u relative, and 2 u of the pieces' l1). The budget is split: a quarter to each
+    of A1 * A1, A2 * A2 and each of the two A1 * A2."""
+    size = a.size
+    big = np.flatnonzero(a >= float(a.max()) * FAR_LEVEL)
+    p = int(big[-1]) + 1 if big.size else 0
+    far = size - p
+    if p == 0 or far < FAR_MIN or far < FAR_SHARE * size:
+        return None
+    a1, a2 = a[:p], a[p:]
+    share = 0.25 * budget
+    o1, r1, e1, n1 = fft_conv(a1, None, 2 * p - 1, direct_limit, share, refine, max_slices)
+    o12, r12, e12, n12 = fft_conv(a1, a2, size - 1, direct_limit, share, refine, max_slices)
+    k = -(-far // FAR_BLOCK)
+    pad = np.zeros(k * FAR_BLOCK - far)
+    blocks = (np.concatenate([pad, a2]) if up else np.concatenate([a2, pad])).reshape(k, FAR_BLOCK)
+    sums = blocks.sum(axis=1)
+    o22, r22, e22, n22 = fft_conv(sums, None, 2 * k - 1, direct_limit, share, refine, max_slices)
+    # block j's place: P - pad + (j + 1) FAR_BLOCK - 1 (its top) or P + j FAR_BLOCK (its bottom)
+    base = p - pad.size + FAR_BLOCK - 1 if up else p
+    out = np.zeros(n)
+    out[:2 * p - 1] = o1
+    out[p:p + size - 1] += 2.0 * o12
+    out[2 * base:2 * base + FAR_BLOCK * (2 * k - 2) + 1:FAR_BLOCK] += o22
+    rho = sum_rounding(FAR_BLOCK)
+    rel = max(r1, r12, r22 + (2.0 * rho + rho * rho) * (1.0 + r22)) + 2.0 * UNIT_ROUNDOFF
+    l1 = (e1 + 2.0 * e12 + e22) * (1.0 + 2.0 * UNIT_ROUNDOFF)
+    return out, rel, l1, n1 + 2.0 * n12 + n22
+
+
 def fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
               budget: float = 0.0, refine: bool = False,
-              max_slices: int = 3) -> tuple[FloatArray, float, float, float]:
+              max_slices: int = 3, far: int = 0) -> tuple[FloatArray, float, float, float]:
     """Linear convolution a * b (a * a when b is None) of non-negative arrays, with worst-case
     round-off bounds ``(out, rel, l1, typical)``: |out - a * b| <= rel (a * b) + e with |e|_1 <= l1;
     ``typical`` is the root-mean-square size of e's entries (|e|_2 / sqrt N), a noise level that
@@ -277,6 +339,8 @@ def fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
     go by one plain FFT when its worst-case l1 bound is within ``budget``, else by FFT with
     error-free splitting (``_split_conv``; ``refine``: its remainder split again when above the
     budget, which pessimistic laws use: their round-off is otherwise the floor in the tails).
+    ``far`` (squares only): +1 (-1) returns ``far_tail_square``'s M(a * a), its far tail's
+    products moved up (down), where a has a far tail and the plain FFT is above the budget.
     """
     bb = a if b is None else b
     m = min(a.size, bb.size)
@@ -289,13 +353,19 @@ def fft_conv(a: FloatArray, b: FloatArray | None, n: int, direct_limit: int,
         err_l2 = _fft_sum_bound([(a, bb)], nf)
         if math.sqrt(nf) * err_l2 <= budget:
             return _fft_sum([(a, bb)], n), 0.0, math.sqrt(nf) * err_l2, err_l2 / math.sqrt(nf)
+    if far and b is None:
+        split = far_tail_square(a, n, direct_limit, budget, refine, max_slices, far > 0)
+        if split is not None:
+            return split
     return _split_conv(a, b, n, budget if refine and n <= REFINE_MAX_POINTS else None, max_slices)
 
 
 def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.0,
              max_slices: int = 3) -> GridLaw:
     """Law of the sum of independent losses (composition), directly when small, else by FFT (plain
-    when its round-off bound is within ``budget``, else with error-free splitting: ``fft_conv``).
+    when its round-off bound is within ``budget``, else with error-free splitting: ``fft_conv``;
+    a square with a far tail: ``far_tail_square``, whose moved products stand for a law above the
+    exact square (pessimistic) or below it (optimistic), the algebra below unchanged).
     Round-off enters as a relative bound (``rel``) and a worst-case bound on the l1 error added to
     the slack. Negative values are clipped (which moves each towards the true non-negative value).
     """
@@ -308,7 +378,8 @@ def convolve(a: GridLaw, b: GridLaw, tail: float = TAIL_MASS, budget: float = 0.
     # only when more than the default 3 slices are allowed (``PLD.law(precise=True)``)
     out, rel_c, slack_fft, noise = fft_conv(ma, None if same else mb, n,
                                              DIRECT_CONV[a.pessimistic], budget,
-                                             a.pessimistic or max_slices > 3, max_slices)
+                                             a.pessimistic or max_slices > 3, max_slices,
+                                             (1 if a.pessimistic else -1) if same else 0)
     floor = noise
     out = np.maximum(out, 0.0)  # moves each entry towards the true, non-negative value
     sum_a, sum_b = float(ma.sum()), float(mb.sum())
