@@ -39,7 +39,9 @@ lattice release (float-safe); V and sqrt(V) are post-processing.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -83,7 +85,7 @@ Plan = tuple[float, float, float, tuple[float, ...]]
 #: (the contaminated law at n = 1e4, which the interval does not change; (1/4, 3.5): 1.47), and
 #: (3/8, 3.5) the least geometric mean of the 24 ratios. Under add/remove (b = 1/eps_1, a threshold
 #: of 14 records, a 50-record bin missed with probability 6e-5) 1/4 is kept.
-INTERVAL_SHARE: dict[Adjacency, float] = {"replace": 0.375, "add_remove": 0.25}
+INTERVAL_SHARE: Mapping[Adjacency, float] = MappingProxyType({"replace": 0.375, "add_remove": 0.25})
 
 
 @functools.lru_cache(maxsize=4096)
