@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
@@ -60,22 +61,23 @@ class IntervalStage:
     equal bins of [lower, upper]; the release gets eps_2 = eps - eps_1, rounded down, so eps_1 + eps_2
     <= eps exactly. ``guarantee()`` composes PureDP(eps_1) and PureDP(eps_2) (the release may spend
     less); ``closed_form_guarantee()`` is PureDP(eps). Mixed into frozen dataclasses with these
-    fields and an ``adjacency``."""
+    fields and an ``adjacency``; ``interval_share`` None (a field default) is resolved at
+    construction to the estimator's default for its adjacency (``check_interval_fields``)."""
 
     lower: float
     upper: float
     eps: float
     n: int | None
     bins: int
-    interval_share: float
+    interval_share: float | None
     threshold: float
     margin: float
     adjacency: Adjacency
 
-    def check_interval_fields(self) -> None:
+    def check_interval_fields(self, default_share: Mapping[Adjacency, float] | None = None) -> None:
         """Validate in place the bounds, ``adjacency``, ``n`` (required under replace-one, where
         it is public; under add/remove an optional public lower bound on the size), ``bins``,
-        ``interval_share``, ``threshold`` and ``margin``."""
+        ``interval_share`` (None: ``default_share[adjacency]``), ``threshold`` and ``margin``."""
         lo, hi = check_bounds(self.lower, self.upper)
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
@@ -87,15 +89,21 @@ class IntervalStage:
         else:
             object.__setattr__(self, "n", check_count("n", self.n, low=1, high=10**12))
         object.__setattr__(self, "bins", check_count("bins", self.bins, low=2, high=4096))
+        share = self.interval_share
+        if share is None:
+            if default_share is None:
+                raise ValueError("interval_share is required (this estimator has no default)")
+            share = default_share[self.adjacency]
         object.__setattr__(self, "interval_share", check_real(
-            "interval_share", self.interval_share, low=0.0, high=1.0, low_open=True, high_open=True))
+            "interval_share", share, low=0.0, high=1.0, low_open=True, high_open=True))
         object.__setattr__(self, "threshold", check_real("threshold", self.threshold, low=0.0, high=1e6))
         object.__setattr__(self, "margin", check_real("margin", self.margin, low=0.0, high=1e6))
 
     @property
     def interval_eps(self) -> float:
         """eps_1 = interval_share * eps, rounded down."""
-        return float_down(Fraction(self.eps) * Fraction(self.interval_share))
+        share = cast(float, self.interval_share)  # a float once check_interval_fields has run
+        return float_down(Fraction(self.eps) * Fraction(share))
 
     @property
     def release_eps(self) -> float:
