@@ -49,6 +49,7 @@ import tracemalloc
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from types import FrameType
 from typing import Any
 
@@ -258,7 +259,7 @@ def time_to_error(w: Workload, target: float, repeats: int,
     """(tol, upper - truth, seconds) at the first tol of TOL_LADDER whose certified upper bound is
     within ``target`` of the truth; None when no tol reaches it within the budget."""
     for tol in TOL_LADDER:
-        up, sec = timed(lambda tol=tol: dpcert_upper(w, tol), repeats, budget_s=10.0)
+        up, sec = timed(partial(dpcert_upper, w, tol), repeats, budget_s=10.0)
         if up - w.truth <= target:
             return tol, up - w.truth, sec
         if sec > budget_s:
@@ -305,8 +306,10 @@ def tails(workloads: list[Workload], repeats: int) -> None:
     for w in workloads:
         for delta in (1e-10, 1e-12, 1e-15):
             truth = TAIL_TRUTHS.get((w.name, delta))
-            (lo, up), sec = timed(lambda w=w, d=delta: dpcert_pld(w).epsilon_bracket(d), repeats,
-                                  budget_s=20.0)
+            def bracket(w: Workload = w, d: float = delta) -> tuple[float, float]:
+                return dpcert_pld(w).epsilon_bracket(d)
+
+            (lo, up), sec = timed(bracket, repeats, budget_s=20.0)
             if truth is None:
                 print(f"{w.name:<18} {delta:>7.0e} {'(none)':>12} {up:>13.7f} {'':>10} {'':>9} "
                       f"{sec:>8.3f}   lower {lo:.7f}")
@@ -344,8 +347,10 @@ def tol_sweep() -> None:
         prev: tuple[float, float] | None = None
         for tol in SWEEP_TOLS:
             pld = build(tol)
-            (lo, up), sec = timed(lambda pld=pld, kind=kind, at=at: (
-                pld.epsilon_bracket(at) if kind == "eps" else pld.delta_bracket(at)), 1, 60.0)
+            def read(pld: PLD = pld, kind: str = kind, at: float = at) -> tuple[float, float]:
+                return pld.epsilon_bracket(at) if kind == "eps" else pld.delta_bracket(at)
+
+            (lo, up), sec = timed(read, 1, 60.0)
             nested = "" if prev is None else ("yes" if prev[0] <= lo and up <= prev[1] else "NO")
             query = f"{'eps' if kind == 'eps' else 'delta'} at {at:g}"
             print(f"{name:<22} {query:<14} {tol:>7.0e} {rung_tol(ladder_rung(tol)):>9.2e} "
@@ -384,8 +389,8 @@ def main(argv: list[str] | None = None) -> None:
     workloads = [w for w in WORKLOADS
                  if not args.only or any(w.name.startswith(p) for p in args.only.split(","))]
     for w in workloads:
-        _, sec_up = timed(lambda w=w: dpcert_upper(w), args.repeats, budget_s=60.0)
-        (lo, up), sec = timed(lambda w=w: dpcert(w), args.repeats, budget_s=60.0)
+        _, sec_up = timed(partial(dpcert_upper, w), args.repeats, budget_s=60.0)
+        (lo, up), sec = timed(partial(dpcert, w), args.repeats, budget_s=60.0)
         print(f"{w.name:<18} {'dpcert PLD upper':<18} {up:>24.7f} {up - w.truth:>10.2e} {'':>9} "
               f"{sec_up:>8.3f}")
         print(f"{'':<18} {'dpcert bracket':<18} {f'({lo:.7f}, {up:.7f})':>24} "
@@ -393,7 +398,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{(up - lo) / (up - w.truth):>13.2f} {(up - lo) / dpcert_pld(w).tol:>9.2f}")
         dpa: tuple[float, float] | None = None
         for name, fn in anchors.items():
-            eps, asec, note = run_anchor(lambda fn=fn, w=w: fn(w), args.repeats, args.timeout)
+            eps, asec, note = run_anchor(partial(fn, w), args.repeats, args.timeout)
             if eps is None:
                 print(f"{'':<18} {name:<18} {note:>24}")
                 continue

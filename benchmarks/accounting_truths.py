@@ -392,7 +392,7 @@ SUBSAMPLED = {"W3 DP-SGD T=1e3": (0.01, 1.0, 1000), "W3 DP-SGD T=1e4": (0.01, 1.
 
 
 def main() -> None:
-    from accounting import WORKLOADS, dpcert_pld
+    from benchmarks.accounting import WORKLOADS, dpcert_pld
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--check", action="store_true", help="recompute the issue-3 truths only")

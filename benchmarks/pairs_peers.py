@@ -118,9 +118,14 @@ def rows(delta: float, mixture_anchor: bool) -> list[Row]:
     rem, add = subsample_pair(PairRef.from_floats(p, q), r)
     for t in (1, 20):
         name = f"asymmetric pmfs subsampled r={r} T={t}"
-        out.append((name, lambda t=t: subsample(PLD.from_pmfs(p, q), r).self_compose(t), None,
-                    lambda t=t: max(float(epsilon_exact(x.power(t) if t > 1 else x, mpf(delta)))
-                                    for x in (rem, add))))
+
+        def ours(t: int = t) -> PLD:
+            return subsample(PLD.from_pmfs(p, q), r).self_compose(t)
+
+        def truth(t: int = t) -> float:
+            return max(float(epsilon_exact(x.power(t) if t > 1 else x, mpf(delta))) for x in (rem, add))
+
+        out.append((name, ours, None, truth))
     return out
 
 
@@ -136,10 +141,17 @@ def main() -> None:
     print(head)
     print("-" * len(head))
     for name, ours, anchor, truth in rows(delta, args.mixture_anchor):
-        (lo, up), t_ours = _timed(lambda ours=ours: ours().epsilon_bracket(delta))
+        def bracket(ours: Callable[[], PLD] = ours) -> tuple[float, float]:
+            return ours().epsilon_bracket(delta)
+
+        (lo, up), t_ours = _timed(bracket)
         dpa_s, t_dpa = "-", math.nan
         if anchor is not None:
-            v, t_dpa = _timed(lambda anchor=anchor: anchor().get_epsilon_for_delta(delta))
+            def anchor_epsilon(anchor: Callable[[], Any] = anchor) -> float:
+                eps: float = anchor().get_epsilon_for_delta(delta)
+                return eps
+
+            v, t_dpa = _timed(anchor_epsilon)
             dpa_s = f"{v:.7f}"
         tr = "-" if truth is None else f"{truth():.7f}"
         print(f"{name:<52} {lo:>13.7f} {up:>13.7f} {t_ours:>6.2f} {dpa_s:>11} "

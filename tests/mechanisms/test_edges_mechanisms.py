@@ -261,9 +261,10 @@ def test_above_threshold_uses_exact_lattice_noise(monotone: bool, nu_factor: int
     proof's shifts (K for rho, 2K or K for nu) cost at most eps (the float draws it replaced have
     bounded tails, so some answers were impossible on one input only)."""
     from mechanisms import AboveThreshold
+    from mechanisms.samplers import discrete_laplace_array
 
     scales: list[int] = []
-    real = mechanisms.selection.discrete_laplace_array
+    real = discrete_laplace_array
 
     def recording(rng: np.random.Generator, scale: Any, shape: tuple[int, ...]) -> Any:
         scales.append(int(scale))

@@ -151,7 +151,9 @@ def test_exponential_quantile_with_a_quarter_of_the_sensitivity_is_refuted() -> 
     y = x.copy()
     y[0] = 0.99  # every count below 0.99 drops by one: the candidates below the median lose, above gain
     lr = np.max(np.abs(broken.log_probabilities(x) - broken.log_probabilities(y)))
-    assert lr > good.guarantee().eps
+    claim = good.guarantee()
+    assert isinstance(claim, PureDP)
+    assert lr > claim.eps
     r = verify.audit(broken, [(x, y)], good.guarantee(), samples=20_000, seed=0)
     assert r.violation
 

@@ -24,6 +24,9 @@ from mechanisms.estimators.release import lattice_release, mean_mechanism
 
 FINITE = st.floats(-1e3, 1e3, allow_nan=False)
 
+# (model, theta, x, y, x', y')
+Neighbours = tuple[BoundedPsiModel, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
 
 def _row(draw: st.DrawFn, p: int, bound: float) -> np.ndarray:
     """A design row with ||x||_2 <= bound (the boundary included)."""
@@ -34,7 +37,7 @@ def _row(draw: st.DrawFn, p: int, bound: float) -> np.ndarray:
 
 
 @st.composite
-def neighbours(draw: st.DrawFn) -> tuple[BoundedPsiModel, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def neighbours(draw: st.DrawFn) -> Neighbours:
     """(model, theta, x, y, x', y'): datasets of n records differing in record 0, within the domain."""
     kind = draw(st.sampled_from(["location", "huber", "mallows", "logistic"]))
     p = 1 if kind == "location" else draw(st.integers(1, 4))
@@ -71,7 +74,7 @@ def _triu(m: np.ndarray) -> np.ndarray:
 
 @settings(max_examples=300, deadline=None)
 @given(neighbours())
-def test_step_sensitivities_hold_on_neighbouring_datasets(case: tuple[BoundedPsiModel, ...]) -> None:
+def test_step_sensitivities_hold_on_neighbouring_datasets(case: Neighbours) -> None:
     model, theta, x, y, x2, y2 = case
     assert isinstance(model, BoundedPsiModel)
     n = x.shape[1]
@@ -199,7 +202,8 @@ def test_noise_for_the_wrong_iteration_count_is_refuted() -> None:
 
     def broken(data: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
         g = -np.clip(np.asarray(data), -1.0, 1.0).mean()  # theta stays near 0: same gradient each step
-        return lattice_release(mech, np.full((size * 4, 1), g), rng).reshape(size, 4).sum(axis=1)
+        out: np.ndarray = lattice_release(mech, np.full((size * 4, 1), g), rng).reshape(size, 4).sum(axis=1)
+        return out
 
     report = verify.audit(broken, [WORST], est.guarantee(), samples=40_000, seed=5, vectorised=True)
     assert report.violation

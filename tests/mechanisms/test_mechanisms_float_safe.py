@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
+from typing import cast
 
 import mpmath
 import numpy as np
@@ -31,6 +32,7 @@ from accountant import (
     discrete_gaussian_is_gdp,
     implies,
 )
+from accountant.core.types import FloatArray
 from mechanisms import CustomQuery, Domain, Gaussian, Laplace, Mean
 from mechanisms.samplers import floor_log2, from_lattice, to_lattice
 
@@ -96,7 +98,7 @@ def test_rounding_shift_bound_holds_on_adversarial_values() -> None:
     g = 2.0**e
     for delta in (g * 3, g * 3.5, 0.01, 0.0123):
         k = math.floor(Fraction(delta) / Fraction(g)) + 1
-        a = (rng.integers(-10**6, 10**6, 5000) + 0.5) * g
+        a = cast(FloatArray, (rng.integers(-10**6, 10**6, 5000) + 0.5) * g)
         b = a + delta * rng.choice([-1.0, 1.0, 0.999999], 5000)
         b = np.where(rng.random(5000) < 0.5, np.floor(b / g) * g + g / 2, b)  # b on half-integers too
         keep = np.abs(a - b) <= delta
@@ -125,7 +127,8 @@ def test_lattice_laplace_law_chi_square() -> None:
             return 1.0
         if j == np.inf:
             return 0.0
-        return r**j / (1 + r) if j >= 1 else 1.0 - r ** (1 - j) / (1 + r)
+        p: float = r**j / (1 + r) if j >= 1 else 1.0 - r ** (1 - j) / (1 + r)
+        return p
 
     expected = np.array([cdf_ge(lo) - cdf_ge(hi) for lo, hi in itertools.pairwise(edges)])
     observed = np.histogram(z, bins=edges)[0]  # bins [lo, hi): matches P(Z >= lo) - P(Z >= hi)

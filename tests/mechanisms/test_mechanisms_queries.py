@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechanisms import (
+    Adjacency,
     Count,
     CustomQuery,
     Domain,
@@ -45,14 +46,14 @@ HAND = {
 
 
 @pytest.mark.parametrize(("cls", "adj"), list(HAND))
-def test_scalar_primitives_match_hand_derivation(cls: type, adj: str) -> None:
+def test_scalar_primitives_match_hand_derivation(cls: type[Sum | Mean | Variance], adj: Adjacency) -> None:
     q = cls(Domain(a, b, n=n, adjacency=adj))
     c = HAND[(cls, adj)]
     assert same(q.l1, c) and same(q.l2, c) and same(q.linf, c)
 
 
 @pytest.mark.parametrize(("cls", "adj"), list(HAND))
-def test_vector_primitives_symbolic_dimension(cls: type, adj: str) -> None:
+def test_vector_primitives_symbolic_dimension(cls: type[Sum | Mean | Variance], adj: Adjacency) -> None:
     q = cls(Domain(a, b, n=n, d=d, adjacency=adj))
     c = HAND[(cls, adj)]
     assert same(q.l1, d * c)
@@ -206,7 +207,7 @@ def test_wrong_shapes_and_sizes_raise() -> None:
 
 @st.composite
 def neighbouring_case(draw: st.DrawFn) -> tuple[Domain, np.ndarray, np.ndarray]:
-    adj = draw(st.sampled_from(["replace", "add_remove"]))
+    adj: Adjacency = draw(st.sampled_from(["replace", "add_remove"]))
     d = draw(st.integers(1, 3))
     size = draw(st.integers(2, 6))
     lo = np.array(draw(st.lists(st.integers(-5, 4), min_size=d, max_size=d)), dtype=float)

@@ -90,7 +90,10 @@ def series_odd_k(gamma: Fraction, kmax: int) -> Fraction:
 
 def test_bernoulli_rational_is_exact() -> None:
     for p in (Fraction(0), Fraction(1), Fraction(3, 7), Fraction(5, 12)):
-        got, trunc = enumerate_outcomes(lambda rng, p=p: bernoulli_rational(rng, p), 1)
+        def draw(rng: Any, p: Fraction = p) -> bool:
+            return bernoulli_rational(rng, p)
+
+        got, trunc = enumerate_outcomes(draw, 1)
         assert trunc == 0 and got == p
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from accountant import BoundedRange, PureDP, compose
+from accountant import ApproxDP, BoundedRange, PureDP, compose
 from mechanisms import (
     AboveThreshold,
     CustomQuery,
@@ -179,7 +179,9 @@ def test_peeling_guarantee_and_output() -> None:
     for t in (0.0, 0.05, 0.1):
         assert g.delta(t) == pytest.approx(same.delta(t), rel=1e-9, abs=1e-15)
     # Lemma 17's claim (eps, delta) holds under our accounting for these parameters
-    assert g.epsilon(1e-5) <= m.claimed().eps
+    claim = m.claimed()
+    assert isinstance(claim, ApproxDP)
+    assert g.epsilon(1e-5) <= claim.eps
     out = m.sample([0.0], np.random.default_rng(4), size=500)
     assert out.shape == (500, 3, 2)
     idx = out[:, :, 0].astype(int)

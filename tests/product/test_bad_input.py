@@ -355,9 +355,18 @@ VALID: dict[str, Callable[[], Args]] = {
                                     {"delta": 0.0, "confidence": 0.95, "runs": 1, "guesses": [(1, 1)]}),
 }
 
+
+def _method_at_half(g: object, m: str) -> Callable[[], tuple[Callable[..., Any], Args]]:
+    """A thunk giving the bound method ``g.m`` and its arguments, (0.5,)."""
+    def call() -> tuple[Callable[..., Any], Args]:
+        return getattr(g, m), ((0.5,), {})
+
+    return call
+
+
 #: Methods everyone calls, walked like the exported callables.
 METHODS: dict[str, Callable[[], tuple[Callable[..., Any], Args]]] = {
-    **{f"{type(g).__name__}.{m}": (lambda g=g, m=m: (getattr(g, m), ((0.5,), {})))
+    **{f"{type(g).__name__}.{m}": _method_at_half(g, m)
        for g in (PureDP(1.0), ApproxDP(1.0, 1e-5), GDP(1.0), ZCDP(0.5), FDP(GaussianTradeoff(1.0)))
        for m in ("delta", "epsilon")},
     "RDP.epsilon": lambda: (_rdp().epsilon, ((1e-5,), {})),
@@ -611,9 +620,9 @@ REFUSED = [
     ("GaussianVariancePair(5e-324, 2)", _gvp, ValueError, ("ratio", "5e-324", "1e-12")),
     ("FDP(beta = 10**400)", lambda: FDP(lambda a: np.full_like(a, 10**400)), ValueError,
      ("tradeoff", "OverflowError")),
-    ("profile_to_tradeoff(-> [0.5])", lambda: accountant.profile_to_tradeoff(lambda e: [0.5]),
+    ("profile_to_tradeoff(-> [0.5])", lambda: accountant.profile_to_tradeoff(lambda e: [0.5]),  # type: ignore[arg-type, return-value]
      TypeError, ("delta_fn", "[0.5]")),
-    ("profile_to_tradeoff(-> [])", lambda: accountant.profile_to_tradeoff(lambda e: []),
+    ("profile_to_tradeoff(-> [])", lambda: accountant.profile_to_tradeoff(lambda e: []),  # type: ignore[arg-type, return-value]
      TypeError, ("delta_fn", "[]")),
     ("MixtureGaussianPair(5e-324, ...)",
      lambda: accountant.MixtureGaussianPair(5e-324, (0.0, 1.0), (0.5, 0.5)), ValueError,

@@ -31,6 +31,6 @@ def median_block(j: int, n: int = 41) -> np.ndarray:
 
 
 def drop_one_half(x: np.ndarray) -> np.ndarray:
-    y = x.copy()
+    y: np.ndarray = x.copy()
     y[np.flatnonzero(y == 0.5)[0]] = 0.0
     return y

@@ -108,7 +108,7 @@ def test_diffprivlib_tool(dpl: Any) -> None:
 
 def test_diffprivlib_adapters_refuse_misuse(dpl: Any) -> None:
     with pytest.raises(TypeError, match="mechanism class"):
-        DiffprivlibMechanism(dpl.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0))  # type: ignore[arg-type]
+        DiffprivlibMechanism(dpl.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0))
     with pytest.raises(ValueError, match="random_state"):
         DiffprivlibMechanism(dpl.mechanisms.Laplace, epsilon=1.0, sensitivity=1.0, random_state=0)
     with pytest.raises(ValueError, match=r"[Ee]psilon"):

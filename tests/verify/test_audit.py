@@ -56,7 +56,8 @@ def test_vectorised_callable_and_mechanism_protocol_agree_in_kind() -> None:
     mech = examples.RandomizedResponse(1.0)
 
     def fn(x: int, rng: np.random.Generator, size: int) -> np.ndarray:
-        return mech.sample(x, rng, size)
+        out: np.ndarray = mech.sample(x, rng, size)
+        return out
 
     r1 = verify.audit(fn, [(0, 1)], PureDP(1.0), samples=20_000, seed=0, vectorised=True)
     r2 = verify.audit(mech, [(0, 1)], PureDP(1.0), samples=20_000, seed=0, use_privacy_loss=False)
@@ -134,11 +135,11 @@ def test_bad_inputs() -> None:
     with pytest.raises(TypeError, match="claim"):
         verify.audit(laplace_fn, [(0.0, 1.0)], 1.0, samples=100)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="mechanism"):
-        verify.audit(3, [(0.0, 1.0)], PureDP(1.0), samples=100)
+        verify.audit(3, [(0.0, 1.0)], PureDP(1.0), samples=100)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="neighbours"):
         verify.audit(laplace_fn, [], PureDP(1.0), samples=100)
     with pytest.raises(TypeError, match="neighbours"):
-        verify.audit(laplace_fn, (0.0, 1.0), PureDP(1.0), samples=100)
+        verify.audit(laplace_fn, (0.0, 1.0), PureDP(1.0), samples=100)  # type: ignore[arg-type]
 
     def ragged(x: float, rng: np.random.Generator, size: int) -> np.ndarray:
         return np.zeros((size, 2)) if x == 0 else np.zeros((size, 3))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypedDict
 
 import pytest
 
@@ -11,9 +12,16 @@ from accountant import PureDP
 from verify import examples
 
 
+class _Run(TypedDict):
+    """The keyword arguments the runs below share."""
+
+    samples: int
+    seed: int
+
+
 def test_executor_and_processes_match_serial() -> None:
     mech = examples.ScalarLaplace(1.0)
-    kw = {"samples": 150_000, "seed": 5}  # more than two chunks per input
+    kw: _Run = {"samples": 150_000, "seed": 5}  # more than two chunks per input
     serial = verify.audit(mech, [(0.0, 1.0)], PureDP(1.0), **kw)
     with ThreadPoolExecutor(2) as ex:
         threaded = verify.audit(mech, [(0.0, 1.0)], PureDP(1.0), executor=ex, **kw)

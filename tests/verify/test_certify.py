@@ -60,7 +60,7 @@ def test_guarantee_and_pld_inputs() -> None:
 
 def test_bad_inputs() -> None:
     with pytest.raises(TypeError, match="guarantee"):
-        verify.certify(lambda x, rng: x, PureDP(1.0))
+        verify.certify(lambda x, rng: x, PureDP(1.0))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="claim"):
         verify.certify(examples.ScalarLaplace(1.0), 1.0)  # type: ignore[arg-type]
 
@@ -69,7 +69,7 @@ def test_bad_inputs() -> None:
             return 1.0
 
     with pytest.raises(TypeError, match="guarantee"):
-        verify.certify(Bad(), PureDP(1.0))
+        verify.certify(Bad(), PureDP(1.0))  # type: ignore[arg-type]
 
 
 @settings(max_examples=25, deadline=None)

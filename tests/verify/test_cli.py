@@ -112,7 +112,7 @@ def test_account_mixed_notions_uses_pld_when_available(capsys: pytest.CaptureFix
     from accountant import PureDP, compose
 
     try:
-        compose([GDP(0.5), PureDP(0.1)], method="pld")  # type: ignore[arg-type]
+        compose([GDP(0.5), PureDP(0.1)], method="pld")
     except (ValueError, TypeError):
         code, _, err = run(capsys, "account", "--gdp", "0.5", "--pure", "0.1x100", "--delta", "1e-5")
         assert code == 2 and "cannot compose" in err

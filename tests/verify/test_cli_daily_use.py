@@ -95,7 +95,9 @@ def test_timing_counts_what_follows_the_solve() -> None:
 def _help(command: str) -> str:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    return str(sub.choices[command].format_help())  # type: ignore[attr-defined]
+    choices = sub.choices
+    assert isinstance(choices, dict)
+    return str(choices[command].format_help())
 
 
 def test_defaults_are_stated_in_help() -> None:

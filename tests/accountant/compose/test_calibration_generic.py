@@ -79,7 +79,8 @@ def test_dpsgd_noise_multiplier() -> None:
     sigma = calibrate(make, target, (0.3, 10.0), tol=1e-6)
     assert make(sigma).epsilon(1e-5) <= 2.0
     assert make(sigma * (1 - 1e-5)).epsilon(1e-5) > 2.0
-    assert accountant.dpsgd_epsilon(q, sigma, steps, 1e-5).rdp_epsilon > 2.0
+    rdp_epsilon = accountant.dpsgd_epsilon(q, sigma, steps, 1e-5).rdp_epsilon
+    assert rdp_epsilon is not None and rdp_epsilon > 2.0
 
 
 def test_bracket_errors() -> None:

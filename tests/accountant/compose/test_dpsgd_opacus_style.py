@@ -4,6 +4,7 @@ Opacus-style accountant's keywords and ``get_privacy_spent``."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def test_schedule_from_epochs_batch_and_dataset_size() -> None:
     ({"sampling_rate": 0.1}, "give steps, or epochs"),
     ({"steps": 3}, "give sampling_rate"),
 ])
-def test_schedule_refusals(kwargs: dict, match: str) -> None:
+def test_schedule_refusals(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises((TypeError, ValueError), match=match):
         dpsgd_schedule(**kwargs)
 

@@ -32,6 +32,7 @@ from accountant import (
     Guarantee,
     LaplaceTradeoff,
     Ledger,
+    Method,
     PiecewiseLinearTradeoff,
     PureDP,
     compose,
@@ -195,10 +196,10 @@ def test_pure_dp_to_gdp_is_rounded_up_and_tight(eps: float) -> None:
 
 
 @pytest.mark.parametrize("method", ["exact", "pld", "basic", "advanced", "rdp"])
-def test_clt_approximation_never_becomes_a_bound(method: str) -> None:
+def test_clt_approximation_never_becomes_a_bound(method: Method) -> None:
     approx = CLTGDP(1.0, gamma=0.5)
     with pytest.raises((TypeError, ValueError), match=r"approximation|CLTGDP|PureDP"):
-        compose([approx, approx], method=method)  # type: ignore[arg-type]
+        compose([approx, approx], method=method)
 
 
 def test_clt_approximation_refused_by_conversions_and_ledger() -> None:
@@ -301,7 +302,7 @@ def test_peer_golden_cases_are_not_optimistic() -> None:
                                                                                   0.1)
     # GDP composes to the exact sqrt of the sum of squares, rounded up: 0.6 and 0.8 as doubles
     # give slightly more than 1
-    mu = compose([GDP(0.6), GDP(0.8)]).mu  # type: ignore[attr-defined]
+    mu = compose([GDP(0.6), GDP(0.8)]).mu
     assert Fraction(mu) ** 2 >= Fraction(0.6) ** 2 + Fraction(0.8) ** 2
 
 
@@ -420,9 +421,9 @@ BAD: list[tuple[str, Callable[[], object], type[Exception], str]] = [
     ("compose_clt []", lambda: compose_clt([]), ValueError, "at least one guarantee"),
     ("compose_rdp []", lambda: compose_rdp([]), ValueError, "at least one guarantee"),
     ("compose []", lambda: compose([]), ValueError, "at least one guarantee"),
-    ("compose(0.5)", lambda: compose(0.5), TypeError,  # type: ignore[arg-type]
+    ("compose(0.5)", lambda: compose(0.5), TypeError,  # type: ignore[call-overload]
      "compose takes a list of guarantees"),
-    ("compose(g)", lambda: compose(PureDP(0.1)), TypeError,  # type: ignore[arg-type]
+    ("compose(g)", lambda: compose(PureDP(0.1)), TypeError,  # type: ignore[call-overload]
      "compose takes a list of guarantees"),
     ("compose(g, g)", lambda: compose(PureDP(0.1), PureDP(0.2)), TypeError,  # type: ignore
      "positional"),

@@ -5,6 +5,7 @@ flat and vanishing profiles; golden crossings are closed forms."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,10 @@ from hypothesis import strategies as st
 from accountant import GDP
 from accountant.core.search import EPSILON_RTOL, bisect_count, narrow_bracket, smallest_epsilon
 
-PROFILES = {
+# (a, parameter) -> value: delta(eps, a), or the exact crossing of a target t
+Profile = Callable[[float, float], float]
+
+PROFILES: dict[str, tuple[Profile, Profile | None]] = {
     # name: (delta(eps), exact crossing of a target)
     "exponential": (lambda e, a: math.exp(-a * e), lambda t, a: -math.log(t) / a),
     "gaussian tail": (lambda e, a: math.exp(-a * e * e), lambda t, a: math.sqrt(-math.log(t) / a)),

@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mpmath import mpf
 
-from accountant import PLD, GaussianPair, MixtureGaussianPair, div_up, subsampled_gaussian
+from accountant import PLD, GaussianPair, MixtureGaussianPair, SubsampledPair, div_up, subsampled_gaussian
 from accountant.core.rounding import div_down
 from accountant.pld.models.mixture import MixtureDirection
 from tests.support.references import GaussianMixtureRef, LaplaceRef
@@ -59,6 +59,7 @@ def test_gaussian_mu_is_rounded_up(sigma: float, sensitivity: float) -> None:
     (pair, _), = PLD.gaussian(sigma, sensitivity).factors
     assert isinstance(pair, GaussianPair) and Fraction(pair.mu) >= exact
     (sub, _), = subsampled_gaussian(sigma, 0.5, sensitivity).factors
+    assert isinstance(sub, SubsampledPair) and isinstance(sub.base, GaussianPair)
     assert Fraction(sub.base.mu) >= exact
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -66,10 +67,12 @@ def test_opacus_state_dict_and_hook() -> None:
     other = OpacusAccountant()
     other.load_state_dict(state)
     assert other.history == acct.history and other.get_epsilon(1e-5) == acct.get_epsilon(1e-5)
-    for bad, word in [({}, "empty"), ({"history": []}, "mechanism"),
-                      ({"history": [], "mechanism": "rdp"}, "rdp"),
-                      ({"history": [(1.0, 2.0, 3)], "mechanism": "dpcert-pld"}, "sample_rate"),
-                      ({"history": [(1.0,)], "mechanism": "dpcert-pld"}, "history")]:
+    bad_states: list[tuple[dict[str, Any], str]] = [
+        ({}, "empty"), ({"history": []}, "mechanism"),
+        ({"history": [], "mechanism": "rdp"}, "rdp"),
+        ({"history": [(1.0, 2.0, 3)], "mechanism": "dpcert-pld"}, "sample_rate"),
+        ({"history": [(1.0,)], "mechanism": "dpcert-pld"}, "history")]
+    for bad, word in bad_states:
         with pytest.raises(ValueError, match=word):
             OpacusAccountant().load_state_dict(bad)
     with pytest.raises(ValueError, match="noise_multiplier"):

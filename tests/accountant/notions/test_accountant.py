@@ -258,7 +258,7 @@ def test_composition_dispatch_and_errors() -> None:
     with pytest.raises(ValueError, match="at least one"):
         compose([])
     with pytest.raises(ValueError, match="method"):
-        compose([GDP(1.0)], method="magic")  # type: ignore[arg-type]
+        compose([GDP(1.0)], method="magic")  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="to_approx_dp"):
         compose([GDP(1.0), PureDP(1.0)], method="basic")
     with pytest.raises(TypeError):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from accountant import PureDP, compose, subsample
 from accountant.notions.tradeoff import PiecewiseLinearTradeoff
 from accountant.pld.distribution import PLD
+from accountant.pld.laws.tail import TailDirection
 
 mpf = mpmath.mpf
 
@@ -158,6 +159,7 @@ def test_subsampled_tail_atoms_are_moved_outward_by_their_rounding(r: float, eps
     for d in (pair.remove, pair.add):
         if d is None:
             continue
+        assert isinstance(d, TailDirection)
         losses, _ = d.point_masses()
         err = d.atom_error()
         exact = _exact_atoms(d, r, eps)

@@ -17,6 +17,7 @@ from accountant import (
     GaussianTradeoff,
     Guarantee,
     LaplaceTradeoff,
+    Method,
     PiecewiseLinearTradeoff,
     PureDP,
     TradeoffFunction,
@@ -152,11 +153,12 @@ def test_composition_is_order_invariant(pairs: list[tuple[float, float]], rnd: o
     gs: list[Guarantee] = [ApproxDP(e, d) if d > 0 else PureDP(e) for e, d in pairs]
     shuffled = list(gs)
     shuffled.reverse()
-    for method in ["exact", "basic", "advanced", "clt"]:
+    methods: list[Method] = ["exact", "basic", "advanced", "clt"]
+    for method in methods:
         if method == "clt" and any(isinstance(g, ApproxDP) for g in gs):
             continue
-        a = compose(gs, method=method)  # type: ignore[arg-type]
-        b = compose(shuffled, method=method)  # type: ignore[arg-type]
+        a = compose(gs, method=method)
+        b = compose(shuffled, method=method)
         for t in [0.1, 1.0, 3.0]:
             assert math.isclose(a.delta(t), b.delta(t), rel_tol=1e-9, abs_tol=1e-15)
 
@@ -167,7 +169,8 @@ def test_composition_is_order_invariant(pairs: list[tuple[float, float]], rnd: o
        st.floats(min_value=1e-9, max_value=1e-2))
 def test_exact_composition_never_looser_than_advanced(eps_list: list[float], reps: int,
                                                       delta: float) -> None:
-    gs: list[Guarantee] = [PureDP(e) for e in eps_list] * reps
+    once: list[Guarantee] = [PureDP(e) for e in eps_list]
+    gs = once * reps
     exact = compose(gs).epsilon(delta)
     assert exact <= compose(gs, method="advanced").epsilon(delta) + 1e-12
     assert exact <= compose(gs, method="basic").epsilon(delta) + 1e-12

@@ -55,6 +55,7 @@ def test_dpsgd_tiny_noise_is_sound_within_memory(steps: int) -> None:
         tracemalloc.stop()
     assert peak < 1 << 30
     assert acc.epsilon_lower <= acc.epsilon_upper
+    assert acc.clt_mu is not None
     assert math.isinf(acc.clt_mu)  # e^{1/sigma^2} overflows: no approximation, not a crash
     # one step's loss log(1 - r + r e^B) >= B + log r with B the Gaussian loss, so
     # delta(eps) >= r delta_GDP(eps - log r): epsilon >= epsilon_GDP(delta / r) + log r
@@ -107,7 +108,7 @@ def test_pld_bad_input() -> None:
     with pytest.raises(ValueError, match="k must be an integer in"):
         g.self_compose(10**400)
     with pytest.raises(TypeError, match="sensitivity"):
-        subsampled_gaussian(1.0, 0.1, sensitivity=True)  # type: ignore[arg-type]
+        subsampled_gaussian(1.0, 0.1, sensitivity=True)
     with pytest.raises(ValueError, match="sensitivity"):
         PLD.discrete_laplace(1.0, sensitivity=10**400)
     assert PLD.randomized_response(5e-324).epsilon(1e-5) == 0.0  # was ZeroDivisionError

@@ -23,6 +23,7 @@ from accountant.notions.closed_forms import GaussianTradeoff
 from accountant.pld.grid.atoms import atom_content_bounds, deposit_atoms
 from accountant.pld.grid.cells import Cells, ContentErrors, node_values
 from accountant.pld.grid.coarsen import coarsen
+from accountant.pld.grid.construct import from_cells
 from accountant.pld.grid.law import GridLaw
 from accountant.pld.laws.errors import TAIL_CAP, tail_split
 from tests.support.libm import libm_off
@@ -92,7 +93,7 @@ def capture_coarsening(law: GridLaw, factor: int, direction: float,
     and the deficit e^{H/2} pn - q the optimistic construction computes from them (by its own
     formula, under the same libm)."""
     seen: dict[str, Any] = {}
-    original = coarsening.from_cells
+    original = from_cells
 
     def spy(cells: Cells, pessimistic: bool, errors: ContentErrors | None = None) -> GridLaw:
         seen.update(h=cells.h, j0=cells.j0, q=cells.q.copy(), pn=cells.pn.copy(),

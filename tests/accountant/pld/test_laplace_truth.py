@@ -19,8 +19,12 @@ from tests.support.references import LaplaceRef
 def _x_space(b: mpf, eps: float, remove: bool) -> mpf:
     """int (p - e^eps q)_+ dx (remove) or int (q - e^eps p)_+ dx (add), p = Lap(0, b),
     q = Lap(1, b), split where the densities' ratio crosses e^eps."""
-    p = lambda x: mpmath.exp(-abs(x) / b) / (2 * b)  # noqa: E731
-    q = lambda x: mpmath.exp(-abs(x - 1) / b) / (2 * b)  # noqa: E731
+    def p(x: mpf) -> mpf:
+        return mpmath.exp(-abs(x) / b) / (2 * b)
+
+    def q(x: mpf) -> mpf:
+        return mpmath.exp(-abs(x - 1) / b) / (2 * b)
+
     ee = mpmath.exp(eps)
     if remove:  # log(p/q) = (|x - 1| - |x|)/b > eps  <=>  x < (1 - b eps)/2
         cut = (1 - b * mpf(eps)) / 2

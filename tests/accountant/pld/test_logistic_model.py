@@ -30,7 +30,9 @@ def threshold(a: mpf, g: mpf) -> mpf:
 
 
 def loss(a: mpf, x: mpf) -> mpf:
-    f = lambda y: sigmoid(y) * sigmoid(-y)  # noqa: E731
+    def f(y: mpf) -> mpf:
+        return sigmoid(y) * sigmoid(-y)
+
     return mpmath.log(f(x - a) / f(x))
 
 
@@ -50,8 +52,12 @@ def exact_delta(a: float, eps: float, rate: float = 1.0, order: str = "remove") 
             g = -mpmath.inf
         else:
             g = mpmath.log(target)
-        p_tail = lambda x: sigmoid(-x)  # noqa: E731  P(X > x)
-        q_tail = lambda x: sigmoid(a - x)  # noqa: E731  Q(X > x)
+        def p_tail(x: mpf) -> mpf:  # P(X > x)
+            return sigmoid(-x)
+
+        def q_tail(x: mpf) -> mpf:  # Q(X > x)
+            return sigmoid(a - x)
+
         if order == "remove":
             if g >= am:
                 return mpf(0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import mpmath
 import numpy as np
@@ -123,8 +124,17 @@ def _hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
 
 def test_discrete_laplace_and_gaussian_against_direct_pmfs() -> None:
     x = np.arange(-400, 402)
-    for pld, logw, shift in ((PLD.discrete_laplace(2.0, sensitivity=2), lambda v: -np.abs(v) / 2.0, 2),
-                             (PLD.discrete_gaussian(1.5, sensitivity=1), lambda v: -(v ** 2) / 4.5, 1)):
+
+    def logw_laplace(v: np.ndarray) -> np.ndarray:
+        out: np.ndarray = -np.abs(v) / 2.0
+        return out
+
+    def logw_gaussian(v: np.ndarray) -> np.ndarray:
+        out: np.ndarray = -(v ** 2) / 4.5
+        return out
+
+    for pld, logw, shift in ((PLD.discrete_laplace(2.0, sensitivity=2), logw_laplace, 2),
+                             (PLD.discrete_gaussian(1.5, sensitivity=1), logw_gaussian, 1)):
         p = np.exp(logw(x))
         p /= p.sum()
         q = np.exp(logw(x - shift))
@@ -203,7 +213,13 @@ def test_from_tradeoff_callable_uses_envelope_and_chords() -> None:
 
 def test_from_densities_brackets_gaussian() -> None:
     grid = np.linspace(-12, 13, 20001)
-    pdf = lambda m: (lambda v: np.exp(-(v - m) ** 2 / 2) / math.sqrt(2 * math.pi))  # noqa: E731
+
+    def pdf(m: float) -> Callable[[np.ndarray], np.ndarray]:
+        def density(v: np.ndarray) -> np.ndarray:
+            return np.exp(-(v - m) ** 2 / 2) / math.sqrt(2 * math.pi)
+
+        return density
+
     pld = PLD.from_densities(pdf(0.0), pdf(1.0), grid)
     for e in (0.0, 0.5, 1.5):
         lo, up = pld.delta_bracket(e)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
+from typing import cast
 
 import mpmath
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accountant import GDP, PLD, PureDP, compose, subsample
-from accountant.core.types import MACHINE_EPSILON
+from accountant.core.types import MACHINE_EPSILON, FloatArray
 from accountant.pld.grid.atoms import from_atoms
 from accountant.pld.grid.coarsen import coarsen, tail_count
 from accountant.pld.grid.composition import coarsening_level
@@ -339,7 +340,7 @@ def test_hull_fallback_equals_the_passes_and_lies_below(raw: list[float], h: flo
 
     def values(j: np.ndarray) -> list[Fraction]:
         fj = [Fraction(float(v)) for v in j]
-        return [sum(a * max(x - y, Fraction(0)) for a, x in zip(fj, fx, strict=True))
+        return [sum((a * max(x - y, Fraction(0)) for a, x in zip(fj, fx, strict=True)), Fraction(0))
                 for y in [Fraction(0), *fx]]
 
     by_passes, err_passes = grid.convexify(xs, jumps.copy(), h)
@@ -399,7 +400,8 @@ def test_coarsen_is_the_discretisation_of_the_points_as_atoms(n: int, offset: in
     law = GridLaw(h, offset, m, 0.0, 0.0, pessimistic)
     coarse = coarsen(law, factor)
     # (the reference's profile as a grid law: without the exact delta above its top atom)
-    ref = replace(from_atoms(factor * h, (offset + np.arange(n)) * h, m, inf=0.0, q_above=0.0,
+    losses = cast(FloatArray, (offset + np.arange(n)) * h)
+    ref = replace(from_atoms(factor * h, losses, m, inf=0.0, q_above=0.0,
                              pessimistic=pessimistic), support_top=math.inf)
     lo, hi = (offset - factor) * h, (offset + n + factor) * h
     # ``raw_delta`` reads each law at eps moved by its nodes' rounding and its lag (at most

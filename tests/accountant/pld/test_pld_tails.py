@@ -242,6 +242,7 @@ def test_both_charges_are_carried_and_the_smaller_is_used() -> None:
     law = GaussianDirection(mu0).discretize(1e-4, True, 1e-21)
     assert law.fallback_slack is not None
     law = replace(law, tail=max(law.tail, 5e-9), fallback_slack=max(law.fallback_slack, 2e-15))
+    assert law.fallback_slack is not None
     comp = self_compose(law, k, 4)
     assert comp.alt is not None
     by_tail_model, by_abs_model = comp.error_models

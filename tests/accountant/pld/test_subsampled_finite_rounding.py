@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from accountant import FiniteLossTradeoff, subsample
 from accountant.notions.discrete_gaussian import discrete_gaussian_window
 from accountant.pld.distribution import PLD
+from accountant.pld.laws.finite import FiniteDirection
 from accountant.pld.models.base import Pair
 from accountant.pld.models.discrete import PAIR_GAUSSIAN_TAIL, DiscreteGaussianPair, DiscreteLaplacePair
 from accountant.pld.models.finite import ApproxDPPair, RandomizedResponsePair
@@ -61,10 +62,11 @@ def check_atoms(pair: Pair, base_q: np.ndarray, atoms: list[Atom], r: float) -> 
     rem, add = SubsampledPair(pair, r).directions()
     rr = mpf(r)
     for d, sign in ((rem, 1), (add, -1)):
+        assert isinstance(d, FiniteDirection)
         exact = [(sign * mpmath.log((1 - rr) + rr * q / p), (1 - rr) * p + rr * q if sign > 0 else p)
                  for p, q in atoms]
-        rtol = d.mass_rtol  # type: ignore[attr-defined]
-        for losses, masses, side in ((d.losses, d.q, 1), (d.opt_losses, d.opt_q, -1)):  # type: ignore[attr-defined]
+        rtol = d.mass_rtol
+        for losses, masses, side in ((d.losses, d.q, 1), (d.opt_losses, d.opt_q, -1)):
             for i, (loss, mass) in enumerate(exact):
                 if base_q[i] == 0.0:  # not held by the base: charged at +inf
                     continue
