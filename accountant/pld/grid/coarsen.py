@@ -62,13 +62,17 @@ def coarsen(law: GridLaw, factor: int) -> GridLaw:
     # ``normal`` ensure (each term is at least m e^{-H} (1 - e^{-h / r})). Below it, each
     # operation errs absolutely by at most half the smallest subnormal: an optimistic law drops
     # such masses (sound, point 4 of the module docstring), a pessimistic one charges them to
-    # its slack (at most 8 roundings per point and node, each entering two masses)
+    # its slack (at most 8 roundings per point and node, each entering two masses, and the
+    # quotient x / (1 - e^{-factor h}) of connect-the-dots multiplying an absolute error by up
+    # to 1 / (1 - e^{-factor h}))
     r = REFINE[law.pessimistic]
     least = math.exp(-law.h * factor) * -math.expm1(-law.h / r)
     normal = 4.0 * sys.float_info.min / least if least > 0.0 else math.inf
     if nz.size and float(law.masses[nz].min()) < normal:
         if law.pessimistic:
+            spread = min(1.0, -math.expm1(-law.h * factor))
             underflow = 16.0 * (law.masses.size + 2 * (law.masses.size // factor + 3)) * math.ulp(0.0)
+            underflow = math.nextafter(underflow / spread, math.inf)
             law = replace(law, slack=law.slack + underflow,
                           alt=None if law.alt is None else (law.alt[0] + underflow, *law.alt[1:]))
         else:
