@@ -275,7 +275,7 @@ def dpcert(n: int) -> dict[str, dict[str, tuple[Estimator, float]]]:
         return float(m.guarantee().epsilon(DELTA))
 
     def one(m: Any) -> Estimator:
-        return lambda x, xl, rng, r: np.asarray(m.sample(x, rng, size=r), dtype=float)
+        return lambda x, xl, rng, r: np.asarray(m.sample(x, rng, size=r))  # refusals stay objects
 
     ada = {(adj, out): AdaptiveVariance(LO, HI, EPS, adj, n if adj == "replace" else None, output_kind=out)
            for adj in ("replace", "add_remove") for out in ("variance", "std")}
