@@ -28,7 +28,7 @@ MAX_POINTS = 2 ** 19
 #: The screening law of a direction (``PLD.law(coarse=True)``) is on a grid 2^SCREEN_LEVELS
 #: coarser: an upper bound too (any pessimistic grid gives one), about 4^SCREEN_LEVELS times
 #: looser and far cheaper, used to rule out a direction that does not attain the maximum.
-SCREEN_LEVELS = 4
+SCREEN_LEVELS = 5
 
 #: Absolute charges a law may carry, by kind of law (precise or not): the Q-mass its tails cut
 #: may move (pessimistic: up, to +inf or to its top) or drop (optimistic), over the sources' cuts
