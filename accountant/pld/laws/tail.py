@@ -9,6 +9,7 @@ import math
 from abc import abstractmethod
 from dataclasses import replace
 from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,6 +30,41 @@ from accountant.pld.laws.errors import (
     source_tail_law,
     up_share,
 )
+
+
+class NodeData(NamedTuple):
+    """What a discretisation computes at its nodes g_i = i w (i from ``start``): g, the nodes'
+    errors dg (``product_error``), the four tails, the cells' error bounds (``cell_errors``) and
+    the slope bounds of the cells (None: undeclared). Every entry depends on its own node, or
+    its cell's two, alone: a run of nodes reads the same values from a longer run (``nodes``)."""
+
+    start: int
+    w: float
+    g: FloatArray
+    dg: FloatArray
+    tails: tuple[FloatArray, FloatArray, FloatArray, FloatArray]
+    errors: CellErrors
+    slopes: tuple[FloatArray, FloatArray] | None
+
+    def nodes(self, a: int, b: int) -> NodeData:
+        """The data of the nodes a .. b (counted from ``start``) and of the cells between them."""
+        def cut(x: FloatArray) -> FloatArray:
+            return x[a:b + 1] if x.size == self.g.size else x[a:b]
+
+        slopes = None if self.slopes is None else (cut(self.slopes[0]), cut(self.slopes[1]))
+        fq, sq, fp, sp = (cut(t) for t in self.tails)
+        return NodeData(self.start + a, self.w, cut(self.g), cut(self.dg), (fq, sq, fp, sp),
+                        CellErrors(*(cut(e) for e in self.errors)), slopes)
+
+
+#: The node data of the last HANDOFF_KEPT pessimistic sources discretised (two: a bracket builds the
+#: fine law of one direction and the screening law of the other before the optimistic law of the
+#: first), with the memos their directions kept of those nodes, for the optimistic source of the same
+#: direction on twice the width; an entry is dropped when read
+HANDOFF_KEPT = 2
+_HANDOFF: list[tuple[TailDirection, NodeData, dict[str, object]]] = []
+#: the memos a direction keeps of the nodes it last computed at (``TailDirection._forget``)
+_MEMOS = ("_memo", "_base_tails")
 
 
 def z_of_tail(tail: float) -> float:
@@ -87,20 +123,49 @@ class TailDirection(LossDirection):
             out = errors.dsq + np.exp(g) * errors.dsp * (1.0 + 1e-6)
         return np.asarray(np.where(np.isnan(out), np.inf, out), dtype=np.float64)
 
+    def _node_data(self, i0: int, i1: int, w: float) -> NodeData:
+        """``NodeData`` at the nodes i w, i0 <= i <= i1 (the subclass's memos of these nodes stay
+        set until ``_forget``)."""
+        g = np.asarray(np.arange(i0, i1 + 1) * w, dtype=np.float64)
+        tails = self.tails(g)
+        dg = product_error(np.arange(i0, i1 + 1, dtype=np.float64), w)
+        errors = cell_errors(g, tails, self.tail_accuracy(g, dg))
+        return NodeData(i0, w, g, dg, tails, errors, self.slope_bounds(g, dg))
+
+    def _nodes_for(self, lo: float, hi: float, h: float, pessimistic: bool) -> NodeData:
+        """The node data of a discretisation on width h of the support [lo, hi]: the nodes
+        r j0 .. r j1 at spacing h / r (r = ``REFINE``). A pessimistic law on h computes them on
+        the nodes of the optimistic law on 2 h (a superset, as 2 floor(x / 2) - 2 <= floor(x) - 1)
+        and keeps them (``_HANDOFF``) for it: the brackets build that law next (its half cells
+        are these cells), which then reads them instead of computing them again."""
+        r = REFINE[pessimistic]
+        j0, j1 = math.floor(lo / h) - 1, math.ceil(hi / h) + 1
+        w = h / r
+        if not pessimistic:
+            for at, (owner, kept, memos) in enumerate(_HANDOFF):
+                if owner is self and (kept.start, kept.w, kept.g.size) == (r * j0, w, r * (j1 - j0) + 1):
+                    del _HANDOFF[at]
+                    self.__dict__.update(memos)
+                    return kept
+            return self._node_data(r * j0, r * j1, w)
+        big = 2.0 * h
+        i0, i1 = 2 * (math.floor(lo / big) - 1), 2 * (math.ceil(hi / big) + 1)
+        full = self._node_data(i0, i1, w)
+        _HANDOFF[:] = [*[e for e in _HANDOFF if e[0] is not self][1 - HANDOFF_KEPT:],
+                       (self, full, {k: v for k, v in self.__dict__.items() if k in _MEMOS})]
+        return full.nodes(j0 - i0, j1 - i0)
+
     def discretize(self, h: float, pessimistic: bool, tail: float = SOURCE_TAIL) -> GridLaw:
         lo, hi = self.support(tail)
         j0 = math.floor(lo / h) - 1
-        j1 = math.ceil(hi / h) + 1
         r = REFINE[pessimistic]  # the optimistic law reads half cells
         hc = h / r
-        g = np.asarray(np.arange(r * j0, r * j1 + 1) * hc, dtype=np.float64)
-        tails = self.tails(g)
+        data = self._nodes_for(lo, hi, h, pessimistic)
+        g, dg, tails, errors = data.g, data.dg, data.tails, data.errors
         fq, sq = tails[:2]
         # difference the smaller of the two tails, so tiny cell masses keep their digits
         q = np.where(sq[:-1] <= 0.5, sq[:-1] - sq[1:], fq[1:] - fq[:-1])
         q = np.maximum(q, 0.0)
-        dg = product_error(np.arange(r * j0, r * j1 + 1, dtype=np.float64), hc)
-        errors = cell_errors(g, tails, self.tail_accuracy(g, dg))
         raw = errors.pn  # e^g p of the P-masses differenced likewise
         pn = np.clip(raw, q * math.exp(-hc), q)
         x = q - pn
@@ -109,7 +174,7 @@ class TailDirection(LossDirection):
         nodes = np.zeros(g.size)
         if pessimistic:  # r = 1: the cells are those of the law's grid
             cells_q = q.copy()
-            x = self._split_up(g, dg, h, q, x, errors.dx)
+            x = self._split_up(data.slopes, h, q, x, errors.dx)
             lag = deposit_atoms(hc, r * j0, atoms, atom_q, q, pn, x, nodes, pessimistic)
             # the Q-mass above the last node goes to +inf, where delta reads it without slack
             # (``GridLaw.delta``): rounded up by its error bound unless the loss is bounded (then
@@ -125,7 +190,7 @@ class TailDirection(LossDirection):
             return source_tail_law(law, tails, errors, cells_q, in_cells, nodes)
         with np.errstate(invalid="ignore"):
             moved = np.where(np.isfinite(raw), np.abs(raw - pn), np.inf)
-        bounds = self._optimistic_bounds(g, dg, hc, q, pn, x, errors)
+        bounds = self._optimistic_bounds(data.slopes, hc, q, pn, x, errors)
         profile = self.profile_error(g, dg, tails, errors)
         q_err = self.tail_errors(g[:1], dg[:1], tuple(t[:1] for t in tails), (1,))[0]
         node_err, total_err = optimistic_node_error(g, tails, errors, q, moved, profile,
@@ -144,14 +209,14 @@ class TailDirection(LossDirection):
         k = atoms.size + 8
         q_above, q_below = float(sq[-1]), float(fq[0])
         # the construction below holds several arrays of this size: the ones read so far go first
-        del g, dg, tails, fq, sq, errors, raw, moved, profile, aq, apn, ax, ax_up, adef_up, aq_up
+        del data, g, dg, tails, fq, sq, errors, raw, moved, profile, aq, apn, ax, ax_up, adef_up, aq_up
         law = from_cells(Cells(h, j0, q, pn, x, inf=self.q_inf, q_above=q_above,
                                q_below=q_below, node_q=nodes), pessimistic=False,
                          errors=ContentErrors(k * MACHINE_EPSILON, (k + 8) * MACHINE_EPSILON,
                                               node_err + extra, total_err + extra, bounds))
         return replace(law, lag=lag)
 
-    def _optimistic_bounds(self, g: FloatArray, dg: FloatArray, w: float, q: FloatArray,
+    def _optimistic_bounds(self, slopes: tuple[FloatArray, FloatArray] | None, w: float, q: FloatArray,
                            pn: FloatArray, x: FloatArray,
                            errors: CellErrors) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Upper bounds of each cell's exact q, excess x and upper deficit e^w pn - q, the
@@ -166,7 +231,6 @@ class TailDirection(LossDirection):
         with np.errstate(over="ignore"):  # an overflow is an infinite (valid) bound
             def_up = (np.maximum(grow * pn - q, 0.0) + grow * (errors.dx + 2.0 * dq)
                       + 4.0 * MACHINE_EPSILON * (q + 2.0 * pn)) * (1.0 + 1e-6)
-        slopes = self.slope_bounds(g, dg)
         if slopes is not None:
             c_w = -math.expm1(-w)
             # c_w: expm1's error (LIBM_REL) and three products' roundings
@@ -177,8 +241,8 @@ class TailDirection(LossDirection):
             x_up, def_up = (np.where(np.isnan(a), np.inf, a) for a in (x_up, def_up))
         return np.asarray(x_up, dtype=np.float64), np.asarray(def_up, dtype=np.float64), q_up
 
-    def _split_up(self, g: FloatArray, dg: FloatArray, h: float, q: FloatArray, x: FloatArray,
-                  dx: FloatArray) -> FloatArray:
+    def _split_up(self, slopes: tuple[FloatArray, FloatArray] | None, h: float, q: FloatArray,
+                  x: FloatArray, dx: FloatArray) -> FloatArray:
         """x' with min(x' / (1 - e^{-h}), q) at least connect-the-dots' exact split b of each
         cell (g within dg of the exact nodes; ``accountant.pld.laws.errors``): the smaller of two upper
         bounds, x as differenced rounded up by its error bound dx (tight where the cell's mass is large
@@ -186,7 +250,6 @@ class TailDirection(LossDirection):
         scale of h); both are divided by c_h in ``from_cells`` (8 u covers it)."""
         c_h = -math.expm1(-h)
         up = x + dx + 8.0 * MACHINE_EPSILON * q * c_h
-        slopes = self.slope_bounds(g, dg)
         if slopes is not None:
             up = np.minimum(up, q * (up_share(slopes[1], h) * (1.0 + 8.0 * MACHINE_EPSILON)) * c_h)
         return np.asarray(np.minimum(up, q), dtype=np.float64)
@@ -206,9 +269,8 @@ class TailDirection(LossDirection):
     def _forget(self) -> None:
         """Drop a subclass's values kept for the nodes of the last discretisation (its base's
         too: a wrapped direction's are kept on the base)."""
-        self.__dict__.pop("_memo", None)
-        self.__dict__.pop("_base_tails", None)
-        self.__dict__.pop("_widened", None)
+        for key in (*_MEMOS, "_widened"):
+            self.__dict__.pop(key, None)
         base = self.__dict__.get("base")
         if isinstance(base, TailDirection):
             base._forget()
