@@ -8,6 +8,7 @@ import math
 import sys
 from collections.abc import Iterable
 from fractions import Fraction
+from functools import lru_cache
 
 import mpmath
 
@@ -47,16 +48,19 @@ def sum_up(values: Iterable[float], weights: Iterable[float] | None = None) -> f
     return math.nextafter(f, math.inf) if Fraction(f) < exact else f
 
 
+@lru_cache(maxsize=256)
 def exp_rn(x: float) -> float:
     """e^x rounded to nearest (mpmath at 40 digits): a scalar constant within u = 2^-53 of its
     value whatever the platform's libm, where LIBM_REL would be charged per use (the recursions of
-    the optimistic construction multiply by e^{-h} once per grid point)."""
+    the optimistic construction multiply by e^{-h} once per grid point). Kept for the last 256
+    arguments: a composition asks for the same few grid widths' constants many times."""
     with mpmath.workdps(40):
         return float(mpmath.exp(mpmath.mpf(x)))
 
 
+@lru_cache(maxsize=256)
 def expm1_rn(x: float) -> float:
-    """e^x - 1 rounded to nearest (mpmath at 40 digits; see ``exp_rn``)."""
+    """e^x - 1 rounded to nearest (mpmath at 40 digits; kept as ``exp_rn``)."""
     with mpmath.workdps(40):
         return float(mpmath.expm1(mpmath.mpf(x)))
 
