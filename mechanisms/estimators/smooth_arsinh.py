@@ -130,6 +130,8 @@ ALPHA_RATIO = 1.02
 #: ... from ALPHA_MIN to ALPHA_MAX (analytic bounds beyond).
 ALPHA_MIN = 1.01
 ALPHA_MAX = 2000.0
+#: Largest sigma y the dilation's sums may reach: sinh(sigma y)^2 overflows float64 past 354.9.
+SINH_ARG_MAX = 350.0
 #: The trapezoid step (and half of it, for the error estimate) of the dilation integrals.
 Y_STEP = 2.0**-6
 #: The grid of the shift coefficient's bound covers u in [0, SHIFT_U_MAX] with this step.
@@ -260,6 +262,11 @@ def arsinh_dilation_renyi(sigma: float, b: float, alphas: NDArray[np.float64]) -
     if not (isinstance(b, float) and math.isfinite(b) and 0 < abs(b) <= 1):
         raise ValueError(f"b must be a float with 0 < |b| <= 1, got {b!r}")
     lam = _alphas(alphas) - 1.0
+    top = 1.0 + (SINH_ARG_MAX - 40.0 * sg) / abs(b)  # sigma y_max <= SINH_ARG_MAX
+    if float(lam.max()) + 1.0 > top:
+        raise ValueError(f"alphas must be at most {top:.6g} for sigma={sigma!r} and b={b!r} (the sums "
+                         f"reach sigma y = (alpha - 1) |b| + 40 sigma, where sinh^2 overflows past "
+                         f"{SINH_ARG_MAX}), got {float(lam.max()) + 1.0!r}")
     y_max = float(lam.max()) * abs(b) / sg + 40.0
     log_tails = np.array([_log_tail(sg, b, float(lv), y_max) for lv in lam])
     return _renyi_upper(lam, functools.partial(_log_ratio, sg, b), y_max, True, log_tails)

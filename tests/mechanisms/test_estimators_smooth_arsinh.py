@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import mpmath
 import numpy as np
@@ -27,6 +28,7 @@ from mechanisms.estimators import (
     arsinh_shift_renyi,
     arsinh_shift_rho,
 )
+from mechanisms.estimators.smooth_arsinh import ALPHA_MAX, SINH_ARG_MAX
 
 ASN = "arsinh-normal"
 H = math.log(2.0) / 64
@@ -321,3 +323,19 @@ def test_bad_input() -> None:
         arsinh_log_convexity(-1.0)
     with pytest.raises(ValueError, match="log_grid"):
         LatticeArsinhNormal(1.0, 0.1, 0.1, log_grid=4096)
+
+
+@pytest.mark.parametrize("sigma", [0.1, 0.3, 1.0, 3.0])
+@pytest.mark.parametrize("b", [1.0, -1.0, 0.3, -0.05])
+def test_dilation_orders_up_to_the_float_range_are_finite_and_beyond_refused(sigma: float, b: float) -> None:
+    """The sums reach sigma y = (alpha - 1) |b| + 40 sigma: up to SINH_ARG_MAX every bound is finite
+    (no overflow warning either); past it the order is refused by name (it was NaN for every order
+    of the vector, e.g. sigma 0.3, b 1, alpha up to 2000)."""
+    top = 1.0 + (SINH_ARG_MAX - 40.0 * sigma) / abs(b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = arsinh_dilation_renyi(sigma, b, np.array([1.5, min(top, ALPHA_MAX)]))
+    assert np.all(np.isfinite(got)) and np.all(got > 0)
+    if top < ALPHA_MAX:
+        with pytest.raises(ValueError, match="alphas must be at most"):
+            arsinh_dilation_renyi(sigma, b, np.array([1.5, min(2 * top, ALPHA_MAX)]))
