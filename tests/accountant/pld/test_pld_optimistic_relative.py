@@ -238,9 +238,10 @@ def test_optimistic_coarsening_within_its_models(mu: list[float], scale: int, h:
 
 def test_dpsgd_lower_end_pays_little_for_round_off() -> None:
     """DP-SGD with q 0.01, sigma 1, 1e4 steps (the benchmark's W3 T=1e4) at the default tol: the
-    bracket's lower end is within 1e-7 of the lower end read from the same optimistic masses with
-    no error charge at all (an absolute charge per copy cost 1.6e-6 there: 1e4 copies of 5e-15
-    on delta 1e-5)."""
+    bracket's lower end is within 1% of tol (3e-7) of the lower end read from the same optimistic
+    masses with no error charge at all (an absolute charge per copy cost 1.6e-6 there: 1e4 copies
+    of 5e-15 on delta 1e-5). What it pays is the law's round-off charge, a share of the cut budget
+    of the laws serving delta 1e-5 (``law_budget``: 1.024e-10; 1.6e-7 in epsilon, 0.5% of tol)."""
     from accountant import GDP, compose, subsample
     from accountant.pld.readout import lower_end
     from accountant.pld.settings import OPTIMISTIC_COARSER
@@ -251,7 +252,7 @@ def test_dpsgd_lower_end_pays_little_for_round_off() -> None:
     view = pld._serving(1e-5)  # the laws serving delta 1e-5 (their cut: ``law_budget``)
     opt = view.law(view._worst_direction(upper), pessimistic=False, finer=-OPTIMISTIC_COARSER)
     bare = GridLaw(opt.h, opt.offset, opt.masses, opt.inf, 0.0, False, 0.0, opt.shift)
-    assert 0.0 <= lower_end(bare, 1e-5, upper) - lower < 1e-7
+    assert 0.0 <= lower_end(bare, 1e-5, upper) - lower < 0.01 * pld.tol
 
 
 def test_dpsgd_lower_end_at_small_delta_uses_the_precise_law() -> None:
