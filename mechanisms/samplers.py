@@ -223,31 +223,32 @@ VEC_MIN_COUNT = 16
 
 def _bexp_unit_vec(rng: np.random.Generator, num: NDArray[np.int64],
                    den: NDArray[np.int64]) -> NDArray[np.bool_]:
-    """Bernoulli(exp(-num/den)) elementwise for 0 <= num <= den [@canonne2020discrete, Alg. 1, vectorised]."""
-    size = num.size
-    k = np.ones(size, dtype=np.int64)
-    result = np.zeros(size, dtype=bool)
-    active = np.ones(size, dtype=bool)
-    while True:
-        idx = np.flatnonzero(active)
-        if idx.size == 0:
-            return result
-        unsafe = k[idx] >= _VEC_LIMIT // den[idx]
-        for i in idx[unsafe].tolist():  # astronomically rare: continue exactly with Python ints
-            kk = int(k[i])
-            while bernoulli_rational(rng, Fraction(int(num[i]), int(den[i]) * kk)):
-                kk += 1
-            result[i] = kk % 2 == 1
-            active[i] = False
-        idx = idx[~unsafe]
-        if idx.size == 0:
-            continue
-        u = rng.integers(0, den[idx] * k[idx])
-        cont = u < num[idx]
-        k[idx[cont]] += 1
-        done = idx[~cont]
-        result[done] = k[done] % 2 == 1
-        active[done] = False
+    """Bernoulli(exp(-num/den)) elementwise for 0 <= num <= den [@canonne2020discrete, Alg. 1, vectorised]:
+    round k draws Bernoulli(num/(den k)) for every element still running (all of them at the same k),
+    an element stops at its first failure with the answer "k odd"."""
+    result = np.zeros(num.size, dtype=bool)
+    idx = np.arange(num.size)  # the running elements, with their num and den
+    n, d = num, den
+    k = 1
+    safe_below = _VEC_LIMIT // int(den.max()) if den.size else 0  # den k < 2^62 for every k below
+    while idx.size:
+        if k >= safe_below:
+            unsafe = k >= _VEC_LIMIT // d
+            for j in np.flatnonzero(unsafe).tolist():  # astronomically rare: exact Python ints
+                kk = k
+                while bernoulli_rational(rng, Fraction(int(n[j]), int(d[j]) * kk)):
+                    kk += 1
+                result[int(idx[j])] = kk % 2 == 1
+            keep = ~unsafe
+            idx, n, d = idx[keep], n[keep], d[keep]
+            if idx.size == 0:
+                break
+        cont = rng.integers(0, d * k) < n
+        if k % 2 == 1:
+            result[idx[~cont]] = True
+        idx, n, d = idx[cont], n[cont], d[cont]
+        k += 1
+    return result
 
 
 def _int_array(name: str, value: object) -> NDArray[np.int64]:

@@ -22,6 +22,8 @@ and with a second quadrature at a higher degree).
 
 from __future__ import annotations
 
+import functools
+
 import mpmath
 from mpmath import mpf
 
@@ -92,6 +94,7 @@ def _integral(q: float, s: float, a: float, method: str, degree: int,
     return value, err
 
 
+@functools.cache  # a pure function of its floats; tests ask for the same point more than once
 def rdp_exact(q: float, s: float, a: float) -> mpf:
     """D_a(mu || mu0) of one Poisson-subsampled Gaussian step (rate q, noise multiplier s, order
     a > 1), to relative ``RTOL``."""

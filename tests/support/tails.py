@@ -4,6 +4,7 @@ errors hold at sampled nodes."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,18 +87,57 @@ def model_tails(d: TailDirection) -> tuple[Tail, Tail, Tail, Tail]:
             side(d.q_means, d.q_weights, -1), side(d.p_means, d.p_weights, -1))
 
 
+def _log_mix(means: tuple[float, ...], weights: tuple[float, ...],
+             x: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(log sum_k w_k e^{m_k x - m_k^2/2}, its derivative in x: the posterior mean of m)."""
+    terms = [(mpf(m), mpf(w) * mpmath.exp(mpf(m) * x - mpf(m) ** 2 / 2))
+             for m, w in zip(means, weights, strict=True)]
+    total = mpmath.fsum(t for _, t in terms)
+    return mpmath.log(total), mpmath.fsum(m * t for m, t in terms) / total
+
+
 def mixture_loss(d: MixtureDirection, x: mpmath.mpf) -> mpmath.mpf:
-    def log_mix(means: tuple[float, ...], weights: tuple[float, ...]) -> mpmath.mpf:
-        return mpmath.log(mpmath.fsum(mpf(w) * mpmath.exp(mpf(m) * x - mpf(m) ** 2 / 2)
-                                      for m, w in zip(means, weights, strict=True)))
-    return log_mix(d.q_means, d.q_weights) - log_mix(d.p_means, d.p_weights)
+    return _log_mix(d.q_means, d.q_weights, x)[0] - _log_mix(d.p_means, d.p_weights, x)[0]
 
 
 def mixture_root(d: MixtureDirection, l_: mpmath.mpf) -> mpmath.mpf:
+    """The x in [-60, 60] with L(x) = l_ (L increases), to a bracket of width 120 / 2^(prec + 10)
+    (or 2^10 ulps of |x| + 1, where L's own round-off stops bisection too), returned as its
+    midpoint: Newton steps (L' = the difference of the posterior means) kept inside a bracket
+    (bisection where a step leaves it), then a bracket of that width closed around the converged
+    iterate by two evaluations, so the result is within half the width of the root like
+    bisection's (bisection itself if Newton does not converge); outside [-60, 60] it clamps to an
+    end as bisection does.
+    Cached: the tails of one side ask for the same root."""
+    return _mixture_root(d, l_, mpmath.mp.prec)
+
+
+@functools.lru_cache(maxsize=4096)
+def _mixture_root(d: MixtureDirection, l_: mpmath.mpf, prec: int) -> mpmath.mpf:
+    def f(x: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf]:
+        lq, dq = _log_mix(d.q_means, d.q_weights, x)
+        lp, dp = _log_mix(d.p_means, d.p_weights, x)
+        return lq - lp - l_, dq - dp
+
     lo, hi = mpf(-60), mpf(60)
-    for _ in range(mpmath.mp.prec + 10):  # bisection to the working precision (L increases)
+    width = (hi - lo) / mpf(2) ** (prec + 10)
+    if f(hi)[0] < 0:  # bisection's every step keeps the upper half
+        return hi - width / 2
+    if f(lo)[0] >= 0:
+        return lo + width / 2
+    x = mpf(0)
+    for _ in range(64):  # Newton, kept inside the bracket (bisection where a step leaves it)
+        fx, dfx = f(x)
+        lo, hi = (x, hi) if fx < 0 else (lo, x)
+        step = x - fx / dfx if dfx > 0 else lo - 1
+        # converged (to L's round-off): close a bracket of half-width tol around the iterate
+        tol = max(width / 2, (abs(step) + 1) * mpf(2) ** (10 - prec))
+        if abs(step - x) <= tol and f(step - tol)[0] < 0 <= f(step + tol)[0]:
+            return step
+        x = step if lo < step < hi else (lo + hi) / 2
+    for _ in range(prec + 10):  # not converged (never seen): bisection, as the fallback
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if mixture_loss(d, mid) < l_ else (lo, mid)
+        lo, hi = (mid, hi) if f(mid)[0] < 0 else (lo, mid)
     return (lo + hi) / 2
 
 

@@ -37,7 +37,10 @@ mpf = mpmath.mpf
 def raw_bounds(law: GridLaw, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
     """Rigorous (lower, upper) bounds of the held law's own profile at eps, the masses at their
     exact nodes shift + (offset + i) h: each term m (1 - e^{eps - l}) with eps - l moved by
-    its rounding bound 4 u (|eps| + |l| + 1) either way and 4 u on the term, summed exactly."""
+    its rounding bound 4 u (|eps| + |l| + 1) either way and 4 u on the term, summed exactly:
+    math.fsum is the correctly rounded (within half an ulp) sum of the float terms, so one ulp
+    outward of it brackets their exact sum (as rigorous as a high-precision sum, and ~1000x
+    faster than mpmath.fsum over 10^5 mpf terms)."""
     nz = np.flatnonzero(law.masses)
     m = law.masses[nz]
     loss = law.shift + (law.offset + nz) * law.h
@@ -46,9 +49,10 @@ def raw_bounds(law: GridLaw, eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
     pad = 4 * u * (abs(eps) + np.abs(loss) + 1.0)
     hi = m * -np.expm1(np.minimum(arg - pad, 0.0)) * (1 + 4 * u)
     lo = m * -np.expm1(np.minimum(arg + pad, 0.0)) * (1 - 4 * u)
+    low = math.nextafter(math.fsum(lo[lo > 0].tolist()), -math.inf)
+    high = math.nextafter(math.fsum(hi[hi > 0].tolist()), math.inf)
     with mpmath.workdps(40):
-        return (mpf(law.inf) + mpmath.fsum(mpf(float(x)) for x in lo[lo > 0]),
-                mpf(law.inf) + mpmath.fsum(mpf(float(x)) for x in hi[hi > 0]))
+        return mpf(law.inf) + mpf(max(low, 0.0)), mpf(law.inf) + mpf(high)
 
 
 def check_models(law: GridLaw, exact: object, points: np.ndarray,
