@@ -142,9 +142,10 @@ class TailDirection(LossDirection):
         j0, j1 = math.floor(lo / h) - 1, math.ceil(hi / h) + 1
         w = h / r
         if not pessimistic:
-            for at, (owner, kept, memos) in enumerate(_HANDOFF):
+            for entry in list(_HANDOFF):  # a snapshot (a cache: another thread may change it)
+                owner, kept, memos = entry
                 if owner is self and (kept.start, kept.w, kept.g.size) == (r * j0, w, r * (j1 - j0) + 1):
-                    del _HANDOFF[at]
+                    _HANDOFF[:] = [e for e in _HANDOFF if e is not entry]
                     self.__dict__.update(memos)
                     return kept
             return self._node_data(r * j0, r * j1, w)
