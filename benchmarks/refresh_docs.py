@@ -44,6 +44,7 @@ DOCS = ROOT / "docs" / "measurements"
 PAGES = {
     "accounting": "accounting",
     "accounting_truths": "accounting",
+    "bracket_cost": "accounting",
     "soundness": "soundness",
     "calibration": "calibration",
     "ledger": "calibration",
