@@ -60,39 +60,47 @@ def _missing_library(code: str) -> str | None:
     return None
 
 
-def run_blocks(text: str, name: str) -> list[Outcome]:
-    """Execute the page's blocks in order in one namespace (module docstring)."""
-    namespace: dict[str, object] = {"__name__": "__docs_example__"}
-    out: list[Outcome] = []
-    for i, code in enumerate(blocks(text)):
-        first = code.lstrip().split("\n", 1)[0]
-        if first.startswith(">>>"):
-            out.append(Outcome(skipped="a doctest: run and checked by pytest --doctest-glob"))
-            continue
-        if first.startswith(NOT_RUN):
-            out.append(Outcome(skipped=first.removeprefix("#").strip()))
-            continue
-        missing = _missing_library(code)
-        if missing is not None:
-            out.append(Outcome(skipped=missing))
-            continue
-        printed = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(printed):
-                exec(compile(code, f"<{name}, python block {i}>", "exec"), namespace)
-        except Exception:  # reported as this block's failure; the page's later blocks still run
-            out.append(Outcome(error=traceback.format_exc()))
-            continue
-        if "Traceback" in printed.getvalue():
-            out.append(Outcome(error="the block printed a traceback:\n" + printed.getvalue()))
-            continue
-        out.append(Outcome())
-    return out
+def run_block(code: str, where: str, namespace: dict[str, object]) -> Outcome:
+    """Execute one block in the page's namespace, or say why it is not executed (module docstring)."""
+    first = code.lstrip().split("\n", 1)[0]
+    if first.startswith(">>>"):
+        return Outcome(skipped="a doctest: run and checked by pytest --doctest-glob")
+    if first.startswith(NOT_RUN):
+        return Outcome(skipped=first.removeprefix("#").strip())
+    missing = _missing_library(code)
+    if missing is not None:
+        return Outcome(skipped=missing)
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(compile(code, where, "exec"), namespace)
+    except Exception:  # this block's failure; the page's later blocks still run
+        return Outcome(error=traceback.format_exc())
+    if "Traceback" in printed.getvalue():
+        return Outcome(error="the block printed a traceback:\n" + printed.getvalue())
+    return Outcome()
+
+
+class PageRun:
+    """A page's blocks executed in order in one namespace, each when its outcome is first asked
+    for (so each test's duration is its own block's)."""
+
+    def __init__(self, text: str, name: str) -> None:
+        self.codes = blocks(text)
+        self.name = name
+        self.namespace: dict[str, object] = {"__name__": "__docs_example__"}
+        self.outcomes: list[Outcome] = []
+
+    def outcome(self, index: int) -> Outcome:
+        while len(self.outcomes) <= index:
+            i = len(self.outcomes)
+            self.outcomes.append(run_block(self.codes[i], f"<{self.name}, python block {i}>", self.namespace))
+        return self.outcomes[index]
 
 
 @functools.cache
-def _page_outcomes(page: Path) -> list[Outcome]:
-    return run_blocks(page.read_text(encoding="utf-8"), page.relative_to(DOCS).as_posix())
+def _page_run(page: Path) -> PageRun:
+    return PageRun(page.read_text(encoding="utf-8"), page.relative_to(DOCS).as_posix())
 
 
 def _cases() -> list[object]:
@@ -102,7 +110,7 @@ def _cases() -> list[object]:
 
 @pytest.mark.parametrize(("page", "index"), _cases())
 def test_howto_block_runs(page: Path, index: int) -> None:
-    outcome = _page_outcomes(page)[index]
+    outcome = _page_run(page).outcome(index)
     if outcome.skipped is not None:
         pytest.skip(outcome.skipped)
     if outcome.error is not None:
@@ -132,7 +140,8 @@ def test_runner_fails_a_raising_block_and_skips_only_as_documented(monkeypatch: 
         "```python", "import no_such_module", "```", "",
         "```python", "assert y == 3", "```", "",
     ])
-    out = run_blocks(page, "synthetic")
+    run = PageRun(page, "synthetic")
+    out = [run.outcome(i) for i in range(len(run.codes))]
     assert len(out) == 9
     assert out[0] == Outcome() and out[1] == Outcome() and out[8] == Outcome()  # one namespace
     assert out[2].error is not None and "ValueError: broken example" in out[2].error
