@@ -14,10 +14,6 @@ is not installed (CI installs diffprivlib and OpenDP, not PyDP).
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -201,32 +197,3 @@ def test_pydp_algorithm(pydp: Any) -> None:
     with pytest.raises(TypeError, match="add_noise"):
         PyDPMechanism(object())
 
-
-# ---- the documented examples run -----------------------------------------------------------------
-
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "howto"
-#: (page, the section whose code blocks are run)
-DOCUMENTED = [("audit.md", "## Third-party libraries: adapters"), ("interop.md", "## OpenDP measurements")]
-LIBRARIES = {"diffprivlib": "diffprivlib", "opendp": "opendp", "pydp": "pydp"}
-
-
-def _blocks() -> list[Any]:
-    out = []
-    for page, heading in DOCUMENTED:
-        text = (DOCS / page).read_text(encoding="utf-8")
-        section = text[text.index(heading):]
-        nxt = section.find("\n## ", len(heading))
-        section = section if nxt < 0 else section[:nxt]
-        for i, code in enumerate(re.findall(r"```python\n(.*?)```", section, flags=re.S)):
-            out.append(pytest.param(code, id=f"{page}-{i}"))
-    return out
-
-
-@pytest.mark.parametrize("code", _blocks())
-def test_documented_example_runs(code: str) -> None:
-    for name, module in LIBRARIES.items():
-        if re.search(rf"^(from|import) {name}\b", code, flags=re.M):
-            pytest.importorskip(module, reason=f"{module} is not installed")
-    with contextlib.redirect_stdout(io.StringIO()) as out:
-        exec(compile(code, "<docs example>", "exec"), {})
-    assert "Traceback" not in out.getvalue()
