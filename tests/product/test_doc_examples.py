@@ -1,12 +1,13 @@
-"""The code users copy from the how-to pages runs as written.
+"""The code users copy from the how-to pages, the user guide and the home page runs as written.
 
-Every ```python block of each page of docs/howto and of docs/index.md is executed in page order, in
-one namespace per page (a later block may use what an earlier one defined, as a reader who copies
-the page in order does), and each block is reported as its own test. A block that raises fails its
-test with the traceback. Blocks that are not executed here, each with the reason in the test report:
+Every ```python block of each page of docs/howto, of docs/guide and of docs/index.md is executed in
+page order, in one namespace per page (a later block may use what an earlier one defined, as a
+reader who copies the page in order does), and each block is reported as its own test. A block
+that raises fails its test with the traceback. Blocks that are not executed here, each with the
+reason in the test report:
 
 - doctests (a block whose first line starts with ``>>>``): pytest's ``--doctest-glob=*.md`` runs them
-  and checks their output (docs/howto is in the ``testpaths`` of pyproject.toml);
+  and checks their output (docs/howto and docs/guide are in the ``testpaths`` of pyproject.toml);
 - a block whose first line is a comment ``# not run in CI: <why>`` (a Dask cluster, a long run): the
   reader sees the reason in the block itself;
 - a block that imports one of the optional libraries of ``OPTIONAL`` when that library does not import
@@ -28,7 +29,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = [*sorted((DOCS / "howto").glob("*.md")), DOCS / "index.md"]
+PAGES = [*sorted((DOCS / "howto").glob("*.md")), *sorted((DOCS / "guide").glob("*.md")), DOCS / "index.md"]
 #: the first line of a block that is shown but not executed here; the rest of the line says why
 NOT_RUN = "# not run in CI:"
 #: top-level names of the optional libraries the pages use (the extras of pyproject.toml)
@@ -119,7 +120,7 @@ def test_howto_block_runs(page: Path, index: int) -> None:
 
 def test_every_page_has_a_block() -> None:
     """The pages are found and their blocks parsed (an empty parametrisation would pass vacuously)."""
-    assert len(PAGES) >= 9
+    assert len(PAGES) >= 15
     for page in PAGES:
         if page.name != "calibrate.md":  # the one page whose examples are all command lines
             assert blocks(page.read_text(encoding="utf-8")), page
