@@ -110,7 +110,7 @@ def _cases() -> list[object]:
 
 
 @pytest.mark.parametrize(("page", "index"), _cases())
-def test_howto_block_runs(page: Path, index: int) -> None:
+def test_doc_block_runs(page: Path, index: int) -> None:
     outcome = _page_run(page).outcome(index)
     if outcome.skipped is not None:
         pytest.skip(outcome.skipped)
