@@ -44,8 +44,9 @@ OPS = (("source", "source"), ("squares", "squarings"), ("cross", "  of which bul
 
 #: What ``Timers.installed`` wraps, (owner, attribute): the names the accountant calls them by.
 PATCHED: tuple[tuple[Any, str], ...] = (
-    (distribution.PLD, "law"), (distribution, "self_compose"), (composition, "convolve"),
-    (composition, "to_grid"), (convolution, "far_tail_square"), (convolution, "fft_conv"))
+    (distribution.PLD, "law"), (distribution, "self_compose"), (distribution, "compose_laws"),
+    (composition, "convolve"), (composition, "to_grid"), (convolution, "far_tail_square"),
+    (convolution, "fft_conv"))
 
 
 class Timers:
@@ -71,22 +72,22 @@ class Timers:
 
         def law(old: Callable[..., GridLaw]) -> Callable[..., GridLaw]:
             def timed(pld: Any, direction: str = "remove", pessimistic: bool = True,
-                      coarse: bool = False, **kw: Any) -> GridLaw:
+                      coarse: bool = False, *args: Any, **kw: Any) -> GridLaw:
                 outer, start = self.law, time.process_time()
                 self.law = "screen" if coarse else "pessimistic" if pessimistic else "optimistic"
                 try:
-                    return old(pld, direction, pessimistic, coarse, **kw)
+                    return old(pld, direction, pessimistic, coarse, *args, **kw)
                 finally:
                     self.add((self.law, ""), start)
                     self.law = outer
             return timed
 
         def compose(old: Callable[..., GridLaw]) -> Callable[..., GridLaw]:
-            def timed(law: GridLaw, *args: Any, **kw: Any) -> GridLaw:
-                # the source was discretised just before: the law's time less its compositions
+            def timed(*args: Any, **kw: Any) -> GridLaw:
+                # the sources are discretised before: a law's time less its compositions
                 start = time.process_time()
                 try:
-                    return old(law, *args, **kw)
+                    return old(*args, **kw)
                 finally:
                     self.add((self.law, "composition"), start)
             return timed
@@ -129,7 +130,8 @@ class Timers:
                     self.add((self.law, "cross"), start)
             return timed
 
-        for (owner, name), make in zip(PATCHED, (law, compose, conv, to_grid, far, fft_conv), strict=True):
+        makers = (law, compose, compose, conv, to_grid, far, fft_conv)
+        for (owner, name), make in zip(PATCHED, makers, strict=True):
             patch(owner, name, make)
         try:
             yield
