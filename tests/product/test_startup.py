@@ -39,6 +39,17 @@ def test_dpsgd_command_loads_only_its_accounting() -> None:
     assert not {m for m in mods if any(m == h or m.startswith(h + ".") for h in NOT_FOR_DPSGD)}
 
 
+def test_bad_input_to_dpsgd_is_refused_without_loading_the_rest() -> None:
+    # the error path (one line, exit status 2) loads no more than the command itself
+    mods = loaded_after("import contextlib, io\nfrom verify.cli import main\n"
+                        "with contextlib.redirect_stderr(io.StringIO()) as err:\n"
+                        "    assert main(['dpsgd', '--sampling-rate', '1.5', '--sigma', '1',\n"
+                        "                 '--steps', '1', '--delta', '1e-5']) == 2\n"
+                        "assert 'sampling_rate' in err.getvalue(), err.getvalue()")
+    assert "accountant.compose.dpsgd" in mods  # the probe did run the command
+    assert not {m for m in mods if any(m == h or m.startswith(h + ".") for h in NOT_FOR_DPSGD)}
+
+
 def test_lazy_exports_behave_like_eager_ones() -> None:
     import accountant
     import verify
