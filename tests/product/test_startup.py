@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("scipy", "sympy", "mechanisms", "verify.audit", "accountant.notions")
 
 
@@ -39,15 +41,33 @@ def test_dpsgd_command_loads_only_its_accounting() -> None:
     assert not {m for m in mods if any(m == h or m.startswith(h + ".") for h in NOT_FOR_DPSGD)}
 
 
-def test_bad_input_to_dpsgd_is_refused_without_loading_the_rest() -> None:
-    # the error path (one line, exit status 2) loads no more than the command itself
+#: (argv, what the one-line error must say, modules it must not have loaded, one it ran with)
+BAD_INPUTS = [
+    (["dpsgd", "--sampling-rate", "1.5", "--sigma", "1", "--steps", "1", "--delta", "1e-5"],
+     "sampling_rate must lie in (0.0, 1.0], got 1.5", NOT_FOR_DPSGD, "accountant.compose.dpsgd"),
+    (["power", "--claim", "pure:-1", "--truth", "pure:1.5"],
+     "--claim pure:-1: eps must lie in [0.0, inf), got -1.0", ("verify.audit",), "accountant.notions"),
+    (["power", "--claim", "pure:1", "--truth", "gdp:nan"],
+     "--truth gdp:nan: mu must lie in (0.0, inf), got nan", ("verify.audit",), "accountant.notions"),
+    (["audit", "--callable", "math:pi", "--data", "0", "--data2", "1", "--claim", "pure:1"],
+     "--callable math:pi is a float, not callable", ("verify.audit",), "verify.cli.audit"),
+    (["certify", "--mechanism", "nosuch", "--claim", "pure:1"],
+     "expected MODULE:NAME, got 'nosuch'", ("verify.certify",), "verify.cli.certify"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message", "unloaded", "loaded"), BAD_INPUTS,
+                         ids=[" ".join(case[0][:3]) for case in BAD_INPUTS])
+def test_bad_input_is_refused_before_the_engine_is_loaded(argv: list[str], message: str,
+                                                           unloaded: tuple[str, ...], loaded: str) -> None:
+    # the error path (one line, exit status 2) loads no more than reading the inputs needs
     mods = loaded_after("import contextlib, io\nfrom verify.cli import main\n"
                         "with contextlib.redirect_stderr(io.StringIO()) as err:\n"
-                        "    assert main(['dpsgd', '--sampling-rate', '1.5', '--sigma', '1',\n"
-                        "                 '--steps', '1', '--delta', '1e-5']) == 2\n"
-                        "assert 'sampling_rate' in err.getvalue(), err.getvalue()")
-    assert "accountant.compose.dpsgd" in mods  # the probe did run the command
-    assert not {m for m in mods if any(m == h or m.startswith(h + ".") for h in NOT_FOR_DPSGD)}
+                        f"    assert main({argv!r}) == 2\n"
+                        "line = err.getvalue()\n"
+                        f"assert line.count('\\n') == 1 and {message!r} in line, line")
+    assert loaded in mods  # the probe did run the command
+    assert not {m for m in mods if any(m == h or m.startswith(h + ".") for h in unloaded)}
 
 
 def test_lazy_exports_behave_like_eager_ones() -> None:

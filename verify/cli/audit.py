@@ -18,7 +18,6 @@ def cmd_audit(args: argparse.Namespace) -> str:
     """The list of built-in examples, or the audit (``verify.audit``) of one of them or of a callable;
     exit status 1 on a violation."""
     from verify import examples
-    from verify.audit import audit
 
     if args.list:
         return "\n".join(f"{slug(c.name):45} {'buggy' if c.buggy else 'correct':8} claim {c.claim}"
@@ -47,6 +46,8 @@ def cmd_audit(args: argparse.Namespace) -> str:
         claim = parse_claim(args.claim) if args.claim else case.claim
     else:
         raise CliError("give an example name (see --list) or --callable MODULE:FUNCTION")
+    from verify.audit import audit  # after the inputs are read: a bad one is refused without it
+
     r = audit(mech, pairs, claim, samples=args.samples, confidence=args.confidence, seed=args.seed,
               vectorised=args.vectorised, workers=args.workers, progress=args.progress,
               floating_point=args.floating_point)
@@ -79,9 +80,9 @@ def add_audit(sub: Any) -> None:
 def cmd_power(args: argparse.Namespace) -> str:
     """The draws per input an audit needs to refute ``--claim`` against a mechanism that is
     ``--truth`` (``verify.samples_needed``), or with ``--samples`` the power of that audit."""
-    from verify.audit import plan_audit, samples_needed
+    claim, truth = parse_claim(args.claim), parse_claim(args.truth, "--truth")
+    from verify.audit import plan_audit, samples_needed  # after the inputs are read
 
-    claim, truth = parse_claim(args.claim), parse_claim(args.truth)
     try:
         samples = args.samples if args.samples is not None else samples_needed(
             claim, truth, args.confidence, power=args.power, tests=args.tests)

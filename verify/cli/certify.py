@@ -15,8 +15,6 @@ __all__ = ["add_certify", "cmd_certify"]
 def cmd_certify(args: argparse.Namespace) -> str:
     """The white-box check (``verify.certify``) of a built-in example or a mechanism ``MODULE:NAME``
     (or a factory of one) against a claim; exit status 1 when the claim is not shown."""
-    from verify.certify import certify
-
     if args.mechanism:
         mech = load_object(args.mechanism)
         if isinstance(mech, type) or (not hasattr(mech, "guarantee") and callable(mech)):
@@ -33,6 +31,8 @@ def cmd_certify(args: argparse.Namespace) -> str:
         claim = parse_claim(args.claim) if args.claim else case.claim
     else:
         raise CliError("give an example name or --mechanism MODULE:NAME")
+    from verify.certify import certify  # after the inputs are read: a bad one is refused without it
+
     try:
         c = certify(mech, claim)
     except TypeError as exc:

@@ -66,46 +66,49 @@ GUARANTEE_KINDS: dict[str, tuple[str, str]] = {
 }
 
 
-def make_guarantee(kind: str, body: str) -> Guarantee:
+def make_guarantee(kind: str, body: str, flag: str | None = None) -> Guarantee:
     """A guarantee from e.g. ("pure", "1"), ("approx", "1,1e-6"), ("gdp", "0.5"), ("zcdp", "0.1"),
-    ("laplace", "10") (scale b) or ("gaussian", "4") (sigma), sensitivity 1."""
+    ("laplace", "10") (scale b) or ("gaussian", "4") (sigma), sensitivity 1; errors name ``flag``
+    (default ``--KIND``, the flag of that kind)."""
     from accountant import FDP, GDP, ZCDP, ApproxDP, LaplaceTradeoff, PureDP, div_up
 
+    where = f"--{kind}" if flag is None else flag
     try:
         if kind == "pure":
-            return PureDP(parse_float("--pure", body))
+            return PureDP(parse_float(where, body))
         if kind == "approx":
             parts = body.split(",")
             if len(parts) != 2:
-                raise CliError(f"--approx: expected EPS,DELTA, got {body!r}")
-            return ApproxDP(parse_float("--approx eps", parts[0]), parse_float("--approx delta", parts[1]))
+                raise CliError(f"{where}: expected EPS,DELTA, got {body!r}")
+            return ApproxDP(parse_float(f"{where} eps", parts[0]), parse_float(f"{where} delta", parts[1]))
         if kind == "gdp":
-            return GDP(parse_float("--gdp", body))
+            return GDP(parse_float(where, body))
         if kind == "zcdp":
-            return ZCDP(parse_float("--zcdp", body))
+            return ZCDP(parse_float(where, body))
         if kind == "laplace":
-            b = parse_float("--laplace", body)
+            b = parse_float(where, body)
             if not b > 0.0:
-                raise CliError(f"--laplace: the scale must be > 0, got {body!r}")
+                raise CliError(f"{where}: the scale must be > 0, got {body!r}")
             return FDP(LaplaceTradeoff(div_up(1.0, b)))
         if kind == "gaussian":
-            sigma = parse_float("--gaussian", body)
+            sigma = parse_float(where, body)
             if not sigma > 0.0:
-                raise CliError(f"--gaussian: sigma must be > 0, got {body!r}")
+                raise CliError(f"{where}: sigma must be > 0, got {body!r}")
             return GDP(div_up(1.0, sigma))
     except (ValueError, TypeError) as exc:
         if isinstance(exc, CliError):
             raise
-        raise CliError(f"--{kind}: {exc}") from None
-    raise CliError(f"unknown guarantee kind {kind!r}; use {', '.join(GUARANTEE_KINDS)}")
+        raise CliError(f"{where}: {exc}") from None
+    raise CliError(f"{where}: unknown guarantee kind {kind!r}; use {', '.join(GUARANTEE_KINDS)}")
 
 
-def parse_claim(spec: str) -> Guarantee:
-    """A claim such as ``pure:1``, ``approx:1,1e-6``, ``gdp:0.5`` or ``zcdp:0.1``."""
+def parse_claim(spec: str, flag: str = "--claim") -> Guarantee:
+    """A claim such as ``pure:1``, ``approx:1,1e-6``, ``gdp:0.5`` or ``zcdp:0.1``, given by ``flag``
+    (named in errors)."""
     kind, sep, body = spec.partition(":")
     if not sep:
-        raise CliError(f"--claim: expected KIND:VALUE such as pure:1 or approx:1,1e-6, got {spec!r}")
-    return make_guarantee(kind.strip().lower(), body.strip())
+        raise CliError(f"{flag}: expected KIND:VALUE such as pure:1 or approx:1,1e-6, got {spec!r}")
+    return make_guarantee(kind.strip().lower(), body.strip(), f"{flag} {spec}")
 
 
 def guarantees_from(args: argparse.Namespace, gs: list[Guarantee] | None = None) -> list[Guarantee]:
