@@ -143,6 +143,10 @@ class SubsampledPair(Pair):
         return self.base.remove.subsampled(rate, poisson=self.scheme == "poisson")
 
 
+#: The largest sensitivity / noise_multiplier of a DP-SGD step (``subsampled_gaussian``).
+MAX_GAUSSIAN_MU = 1e4
+
+
 def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float = 1.0,
                         tol: float | None = None, adjacency: Adjacency = "add_remove") -> PLD:
     """One step of DP-SGD: a Gaussian of noise multiplier sigma, Poisson-subsampled with rate q
@@ -152,6 +156,9 @@ def subsampled_gaussian(noise_multiplier: float, rate: float, sensitivity: float
                    high_open=True)
     d = check_real("sensitivity", sensitivity, low=0.0, low_open=True, high=math.inf,
                    high_open=True)
-    mu = check_real("sensitivity / noise_multiplier", div_up(d, s), low=0.0, low_open=True,
-                    high=1e4)
+    mu = div_up(d, s)
+    if not 0.0 < mu <= MAX_GAUSSIAN_MU:
+        raise ValueError(f"noise_multiplier must be at least sensitivity / {MAX_GAUSSIAN_MU:g} = "
+                         f"{d / MAX_GAUSSIAN_MU:.6g} (sensitivity={d!r}), got {s!r}: their ratio "
+                         f"{mu:.6g} must lie in (0, {MAX_GAUSSIAN_MU:g}]")
     return subsample(GDP(mu), rate, "poisson", tol, adjacency)

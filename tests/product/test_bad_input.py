@@ -637,6 +637,9 @@ REFUSED = [
     ("dpsgd_noise_multiplier(q=5e-324)",
      lambda: accountant.dpsgd_noise_multiplier(1.0, 1e-5, 5e-324, 100), ValueError,
      ("sampling_rate", "5e-324")),
+    # named the ratio sensitivity / noise_multiplier = 1e+300, not the parameter the user gave
+    ("dpsgd_epsilon(sigma=1e-300)", lambda: accountant.dpsgd_epsilon(0.01, 1e-300, 10, 1e-5),
+     ValueError, ("noise_multiplier must be at least", "0.0001", "got 1e-300")),
 ]
 
 
