@@ -45,12 +45,7 @@ def _approx_dp_at(g: Guarantee, delta: float | None, eps: float | None) -> Appro
         raise TypeError("give exactly one of delta= (to get the epsilon) or eps= (to get the "
                         "delta), as a keyword")
     if delta is not None:
-        d = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
-        e = g.epsilon(d)
-        if e == math.inf:
-            raise ValueError(f"{g} implies no (eps, delta)-DP with finite eps at delta = {d!r}; "
-                             "delta must be larger")
-        return ApproxDP(e, d)
+        return g.to_approx_dp(check_real("delta", delta, low=0.0, high=1.0, high_open=True))
     assert eps is not None
     e = check_real("eps", eps, low=0.0, high=math.inf, high_open=True)
     return ApproxDP(e, g.delta(e))

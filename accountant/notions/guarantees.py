@@ -76,8 +76,12 @@ class Guarantee(ABC):
         return smallest_epsilon(self._delta_checked, delta)
 
     def to_approx_dp(self, delta: float) -> ApproxDP:
-        """The (eps, delta)-DP guarantee implied at this delta."""
-        return ApproxDP(self.epsilon(delta), delta)
+        """The (eps, delta)-DP guarantee implied at this delta (ValueError where no finite eps is)."""
+        eps = self.epsilon(delta)
+        if eps == math.inf:
+            raise ValueError(f"{self} implies no (eps, delta)-DP with finite eps at delta = {delta!r}; "
+                             "delta must be larger")
+        return ApproxDP(eps, delta)
 
 
 @dataclass(frozen=True)

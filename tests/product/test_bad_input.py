@@ -640,6 +640,9 @@ REFUSED = [
     # named the ratio sensitivity / noise_multiplier = 1e+300, not the parameter the user gave
     ("dpsgd_epsilon(sigma=1e-300)", lambda: accountant.dpsgd_epsilon(0.01, 1e-300, 10, 1e-5),
      ValueError, ("noise_multiplier must be at least", "0.0001", "got 1e-300")),
+    # said "eps must lie in [0.0, inf), got inf", of an eps the user never gave
+    ("GDP(1).to_approx_dp(0.0)", lambda: GDP(1.0).to_approx_dp(0.0), ValueError,
+     ("1-GDP implies no (eps, delta)-DP with finite eps at delta = 0.0", "delta must be larger")),
 ]
 
 
