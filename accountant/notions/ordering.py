@@ -81,11 +81,16 @@ def _(target: ApproxDP, g: Guarantee) -> Implication:
 
 def _approx_dp(g: Guarantee, eps: float, delta: float) -> Implication:
     """(eps, delta)-DP from g's sound figures: delta(eps) first (one evaluation, and the sharper
-    figure where epsilon(delta) is found by a bisection with a tolerance), epsilon(delta) to name
-    the shortfall when it fails."""
+    figure where epsilon(delta) is found by a bisection with a tolerance), then epsilon(delta),
+    which names the shortfall and may decide where g computes it otherwise. Where g's epsilon is
+    the search over this same non-increasing profile (``Guarantee.epsilon``), delta(eps) > delta
+    already puts epsilon(delta) above eps: the failure is named by delta(eps) and no search is run
+    (calibration's bisections fail about half their steps)."""
     d = g.delta(eps)
     if d <= delta:
         return Implication(True, f"delta = {d:.6g} at eps = {eps:g}")
+    if type(g).epsilon is Guarantee.epsilon:
+        return Implication(False, f"delta = {d:.6g} > {delta:g} at eps = {eps:g}")
     e = g.epsilon(delta)
     return Implication(e <= eps, f"eps = {e:.6g} at delta = {delta:g}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 import pytest
 from hypothesis import given, settings
@@ -95,3 +96,34 @@ def test_a_new_target_type_plugs_in_by_registration() -> None:
         return Implication(d <= target.t, f"delta(0) = {d:.3g}")
 
     assert implies(GDP(0.1), _TotalVariation(0.05)) and not implies(GDP(1.0), _TotalVariation(0.05))
+
+
+@dataclass(frozen=True)
+class CountedGDP(GDP):
+    """GDP whose profile evaluations are counted (its epsilon is the base search)."""
+
+    calls: list[float] = dataclass_field(default_factory=list, compare=False, hash=False)
+
+    def _delta(self, eps: float) -> float:
+        self.calls.append(eps)
+        return super()._delta(eps)
+
+
+def test_a_failed_delta_decides_without_the_epsilon_search() -> None:
+    # epsilon(delta) of GDP is the search over the same profile: once delta(eps) > delta it can
+    # only exceed eps, so the verdict is read from one evaluation (calibration fails half its steps)
+    g = CountedGDP(1.0)
+    verdict = implication(g, ApproxDP(1.0, 1e-5))
+    assert not verdict and g.calls == [1.0]
+    assert verdict.detail == f"delta = {GDP(1.0).delta(1.0):.6g} > 1e-05 at eps = 1"
+    # a guarantee whose epsilon is its own computation still runs it: PureDP names the shortfall
+    assert implication(PureDP(2.0), ApproxDP(1.0, 1e-5)).detail.startswith("eps = 1.99999 at delta")
+
+
+@settings(max_examples=40, deadline=None)
+@given(mu=st.floats(0.05, 6.0), eps=st.floats(0.0, 20.0), log_delta=st.floats(-14.0, -0.5))
+def test_the_short_verdict_is_the_long_one(mu: float, eps: float, log_delta: float) -> None:
+    # the verdict without the search equals the one that also ran it (delta(eps), then epsilon)
+    g, delta = GDP(mu), 10.0 ** log_delta
+    both = g.delta(eps) <= delta or g.epsilon(delta) <= eps
+    assert implies(g, ApproxDP(eps, delta)) == both
